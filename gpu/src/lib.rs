@@ -1,0 +1,21 @@
+//! tally-gpu: the device layer. GPU and kernel descriptions, occupancy,
+//! Nsight Compute counters, the `Backend` trait and the simulated GPU.
+
+mod backend;
+mod counters;
+mod error;
+mod kernel;
+mod occupancy;
+mod partition;
+pub mod rng;
+pub mod sim;
+mod spec;
+
+pub use backend::{open_backend, Backend, BackendKind, Measurement};
+pub use counters::{Counter, CounterSet};
+pub use error::{GpuError, Result};
+pub use kernel::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
+pub use occupancy::{Occupancy, OccupancyLimiter};
+pub use partition::Partition;
+pub use sim::SimBackend;
+pub use spec::{GpuSpec, PartitionRule, PRESET_NAMES};
