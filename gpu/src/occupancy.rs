@@ -94,12 +94,13 @@ impl Occupancy {
             gpu.shared_mem_per_sm / per_block
         };
 
-        // Ties are reported in Nsight Compute's order of precedence.
+        // On a tie the first wins; shared memory goes last because a kernel
+        // without shared memory reports the block limit for it.
         let candidates = [
             (limit_registers, OccupancyLimiter::Registers),
-            (limit_shared_mem, OccupancyLimiter::SharedMem),
             (limit_warps, OccupancyLimiter::Warps),
             (limit_blocks, OccupancyLimiter::Blocks),
+            (limit_shared_mem, OccupancyLimiter::SharedMem),
         ];
         let (blocks_per_sm, limiter) = candidates
             .into_iter()

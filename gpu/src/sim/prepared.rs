@@ -11,11 +11,6 @@ use crate::spec::GpuSpec;
 /// compute throughput falls in proportion (too few warps to hide latency).
 const SATURATING_WARPS: f64 = 8.0;
 
-/// Exponent of the soft maximum that combines the bounds: compute and memory
-/// overlap well but not perfectly, so a kernel near balance runs a little
-/// slower than its largest bound.
-const OVERLAP_P: f64 = 4.0;
-
 /// Shared-path conditions a kernel runs under.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PathState {
@@ -181,10 +176,11 @@ impl PreparedKernel {
     }
 }
 
-/// L-p norm of four non-negative bounds (p = 4), without `powf`.
+/// Soft maximum of four non-negative bounds: their L4 norm, computed
+/// without `powf`. Compute and memory overlap well but not perfectly, so a
+/// kernel near balance runs a little slower than its largest bound.
 #[inline]
 fn soft_max(a: f64, b: f64, c: f64, d: f64) -> f64 {
-    debug_assert!(OVERLAP_P == 4.0);
     let m = a.max(b).max(c).max(d);
     if m <= 0.0 {
         return 0.0;

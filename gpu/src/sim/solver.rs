@@ -12,9 +12,13 @@ use crate::spec::GpuSpec;
 const KAPPA: f64 = 0.5;
 /// Utilisation is solved on [0, RHO_MAX].
 const RHO_MAX: f64 = 0.9995;
-const RHO_TOL: f64 = 1e-9;
+const RHO_TOL: f64 = 1e-11;
 const MAX_ROOT_STEPS: usize = 60;
 const MAX_OUTER: usize = 40;
+const MAX_NEWTON_STEPS: usize = 40;
+const RESIDUAL_TOL: f64 = 1e-10;
+const FD_STEP: f64 = 1e-7;
+const START_CAP: f64 = 0.9;
 
 /// Latency multiplier at utilisation `rho`.
 #[inline]
@@ -132,71 +136,185 @@ fn solve_utilisation(mut implied: impl FnMut(f64) -> f64, guess: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// Split the L2 between two kernels whose working sets do not both fit:
-/// each holds capacity in proportion to its insertion (miss) rate, and a
-/// kernel never holds more than its working set (the rest goes to the other).
-fn split_capacity(size: f64, working_sets: [f64; 2], insertion: [f64; 2]) -> [f64; 2] {
-    if working_sets[0] + working_sets[1] <= size {
-        return [size, size];
-    }
+/// The L2 capacity kernel 0 would hold if the kernels held capacity in
+/// proportion to their insertion (miss) rates, neither holding more than its
+/// working set (the rest goes to the other).
+fn capacity_target(size: f64, working_sets: [f64; 2], insertion: [f64; 2]) -> f64 {
     let total = insertion[0] + insertion[1];
     let share0 = if total > 0.0 {
         insertion[0] / total
     } else {
         0.5
     };
-    let mut c0 = size * share0;
-    let mut c1 = size - c0;
-    if c0 > working_sets[0] {
-        c1 += c0 - working_sets[0];
-        c0 = working_sets[0];
-    } else if c1 > working_sets[1] {
-        c0 += c1 - working_sets[1];
-        c1 = working_sets[1];
+    (size * share0).clamp((size - working_sets[1]).max(0.0), working_sets[0].min(size))
+}
+
+impl Problem<'_> {
+    /// Residual of the utilisation fixed point: implied minus assumed.
+    fn residual(&self, rho: (f64, f64)) -> (f64, f64) {
+        let (l2, dram) = self.implied(rho.0, rho.1);
+        (l2 - rho.0, dram - rho.1)
     }
-    [c0, c1]
+
+    /// Utilisations consistent with the current capacity split, by a
+    /// safeguarded two-dimensional Newton iteration from `start` (finite-
+    /// difference Jacobian, backtracking that keeps the residual falling and
+    /// the point inside the box). Both residuals fall in both utilisations,
+    /// so the root is unique and Newton converges in a few steps; if it ever
+    /// stalls, alternating bracketed roots finish the job.
+    fn solve_utilisations(&self, start: (f64, f64)) -> (f64, f64) {
+        let norm = |g: (f64, f64)| g.0.abs().max(g.1.abs());
+        let clamp = |r: f64| r.clamp(0.0, RHO_MAX);
+        let mut x = (clamp(start.0), clamp(start.1));
+        let mut g = self.residual(x);
+        for _ in 0..MAX_NEWTON_STEPS {
+            if norm(g) < RESIDUAL_TOL {
+                return x;
+            }
+            let h0 = if x.0 + FD_STEP <= RHO_MAX { FD_STEP } else { -FD_STEP };
+            let h1 = if x.1 + FD_STEP <= RHO_MAX { FD_STEP } else { -FD_STEP };
+            let g0 = self.residual((x.0 + h0, x.1));
+            let g1 = self.residual((x.0, x.1 + h1));
+            let (j00, j10) = ((g0.0 - g.0) / h0, (g0.1 - g.1) / h0);
+            let (j01, j11) = ((g1.0 - g.0) / h1, (g1.1 - g.1) / h1);
+            let det = j00 * j11 - j01 * j10;
+            if !det.is_finite() || det.abs() < 1e-300 {
+                break;
+            }
+            let step = (
+                (-g.0 * j11 + g.1 * j01) / det,
+                (-g.1 * j00 + g.0 * j10) / det,
+            );
+            let mut t = 1.0;
+            let mut accepted = false;
+            for _ in 0..30 {
+                let candidate = (clamp(x.0 + t * step.0), clamp(x.1 + t * step.1));
+                let gc = self.residual(candidate);
+                if norm(gc) < norm(g) {
+                    (x, g) = (candidate, gc);
+                    accepted = true;
+                    break;
+                }
+                t *= 0.5;
+            }
+            if !accepted {
+                break;
+            }
+        }
+        self.alternate_roots(x)
+    }
+
+    /// Fallback: each resource's bracketed root in turn until neither moves.
+    fn alternate_roots(&self, start: (f64, f64)) -> (f64, f64) {
+        let (mut rho_l2, mut rho_dram) = start;
+        for _ in 0..MAX_OUTER {
+            let (prev_l2, prev_dram) = (rho_l2, rho_dram);
+            rho_dram = solve_utilisation(|r| self.implied(rho_l2, r).1, rho_dram);
+            rho_l2 = solve_utilisation(|r| self.implied(r, rho_dram).0, rho_l2);
+            if (rho_l2 - prev_l2).abs() < RHO_TOL && (rho_dram - prev_dram).abs() < RHO_TOL {
+                break;
+            }
+        }
+        (rho_l2, rho_dram)
+    }
+
+    /// Insertion rates of both kernels with kernel 0 holding `c0` bytes of L2.
+    fn capacity_residual(&mut self, c0: f64, rho: &mut (f64, f64)) -> f64 {
+        self.capacity = [c0, self.path.l2_size - c0];
+        *rho = self.solve_utilisations(*rho);
+        let evals = self.evaluate(rho.0, rho.1);
+        let insertion = [
+            evals[0].dram_read_bytes / evals[0].cycles,
+            evals[1].dram_read_bytes / evals[1].cycles,
+        ];
+        let ws = [self.kernels[0].working_set, self.kernels[1].working_set];
+        capacity_target(self.path.l2_size, ws, insertion) - c0
+    }
 }
 
 /// Solve the operating point of one kernel alone or two kernels co-running
 /// on disjoint partitions.
 pub(crate) fn solve(path: SharedPath, kernels: &[&PreparedKernel]) -> Solution {
+    // Solve a pair in a canonical order, so that (a, b) and (b, a) give
+    // bit-identical answers whatever the iteration's rounding.
+    if let [a, b] = kernels {
+        if canonical_key(b) < canonical_key(a) {
+            let mut s = solve_ordered(path, &[b, a]);
+            s.evals.swap(0, 1);
+            s.l2_capacity.swap(0, 1);
+            return s;
+        }
+    }
+    solve_ordered(path, kernels)
+}
+
+/// A total order on what the solver sees of a kernel.
+fn canonical_key(k: &PreparedKernel) -> [u64; 6] {
+    [
+        k.working_set.to_bits(),
+        k.total_l2_bytes.to_bits(),
+        k.inflight_bytes.to_bits(),
+        k.compute_cycles.to_bits(),
+        k.busiest_l2_bytes.to_bits(),
+        k.compulsory_read.to_bits() ^ k.compulsory_write.to_bits().rotate_left(1),
+    ]
+}
+
+fn solve_ordered(path: SharedPath, kernels: &[&PreparedKernel]) -> Solution {
     debug_assert!(!kernels.is_empty() && kernels.len() <= 2);
     let mut problem = Problem {
         path,
         kernels,
         capacity: [path.l2_size; 2],
     };
-    let pair = kernels.len() == 2;
-    let contended_capacity =
-        pair && kernels[0].working_set + kernels[1].working_set > path.l2_size;
-
-    let (mut rho_l2, mut rho_dram) = (0.0, 0.0);
-    for _ in 0..MAX_OUTER {
-        let (prev_l2, prev_dram, prev_cap) = (rho_l2, rho_dram, problem.capacity);
-        rho_dram = solve_utilisation(|r| problem.implied(rho_l2, r).1, rho_dram);
-        rho_l2 = solve_utilisation(|r| problem.implied(r, rho_dram).0, rho_l2);
-        if contended_capacity {
-            let evals = problem.evaluate(rho_l2, rho_dram);
-            let insertion = [
-                evals[0].dram_read_bytes / evals[0].cycles,
-                evals[1].dram_read_bytes / evals[1].cycles,
-            ];
-            let target = split_capacity(
-                path.l2_size,
-                [kernels[0].working_set, kernels[1].working_set],
-                insertion,
-            );
-            // Damped: the split feeds back on the insertion rates.
-            for (c, t) in problem.capacity.iter_mut().zip(target) {
-                *c = 0.5 * (*c + t);
+    let contended = kernels.len() == 2
+        && kernels[0].working_set + kernels[1].working_set > path.l2_size;
+    // Start from the load the kernels would offer at unloaded latencies,
+    // capped below the knee; a low-load pair is then solved at once.
+    let unloaded = problem.implied(0.0, 0.0);
+    let mut rho = (unloaded.0.min(START_CAP), unloaded.1.min(START_CAP));
+    if contended {
+        // The share kernel 0 ends up holding falls as it is given more
+        // (it misses less, the other more): a decreasing residual, so the
+        // bracketed root is unique.
+        let size = path.l2_size;
+        let ws = [kernels[0].working_set, kernels[1].working_set];
+        let (mut lo, mut hi) = ((size - ws[1]).max(0.0), ws[0].min(size));
+        let mut f_lo = problem.capacity_residual(lo, &mut rho);
+        let mut f_hi = problem.capacity_residual(hi, &mut rho);
+        let mut c0 = if f_lo <= 0.0 {
+            lo
+        } else if f_hi >= 0.0 {
+            hi
+        } else {
+            let mut side = 0i8;
+            let mut x = lo;
+            for _ in 0..MAX_ROOT_STEPS {
+                x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
+                let f = problem.capacity_residual(x, &mut rho);
+                if f.abs() < size * 1e-9 || hi - lo < size * 1e-9 {
+                    break;
+                }
+                if f > 0.0 {
+                    (lo, f_lo) = (x, f);
+                    if side == 1 {
+                        f_hi *= 0.5;
+                    }
+                    side = 1;
+                } else {
+                    (hi, f_hi) = (x, f);
+                    if side == -1 {
+                        f_lo *= 0.5;
+                    }
+                    side = -1;
+                }
             }
-        }
-        let cap_moved = (problem.capacity[0] - prev_cap[0]).abs() / path.l2_size;
-        if (rho_l2 - prev_l2).abs() < 1e-7 && (rho_dram - prev_dram).abs() < 1e-7 && cap_moved < 1e-6
-        {
-            break;
-        }
+            x
+        };
+        c0 = c0.clamp(0.0, size);
+        problem.capacity = [c0, size - c0];
     }
+    let (rho_l2, rho_dram) = problem.solve_utilisations(rho);
     Solution {
         evals: problem.evaluate(rho_l2, rho_dram),
         l2_capacity: problem.capacity,
@@ -221,10 +339,10 @@ mod tests {
 
     #[test]
     fn capacity_split_follows_insertion_and_working_sets() {
-        assert_eq!(split_capacity(10.0, [4.0, 5.0], [1.0, 9.0]), [10.0, 10.0]);
-        let [a, b] = split_capacity(10.0, [20.0, 20.0], [1.0, 3.0]);
-        assert!((a - 2.5).abs() < 1e-12 && (b - 7.5).abs() < 1e-12);
-        let [a, b] = split_capacity(10.0, [2.0, 20.0], [9.0, 1.0]);
-        assert!((a - 2.0).abs() < 1e-12 && (b - 8.0).abs() < 1e-12);
+        assert!((capacity_target(10.0, [20.0, 20.0], [1.0, 3.0]) - 2.5).abs() < 1e-12);
+        // Kernel 0 never holds more than its working set...
+        assert!((capacity_target(10.0, [2.0, 20.0], [9.0, 1.0]) - 2.0).abs() < 1e-12);
+        // ...nor less than what kernel 1 leaves over.
+        assert!((capacity_target(10.0, [20.0, 3.0], [0.0, 9.0]) - 7.0).abs() < 1e-12);
     }
 }
