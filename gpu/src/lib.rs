@@ -8,6 +8,7 @@ mod kernel;
 mod occupancy;
 mod partition;
 pub mod rng;
+mod roofline;
 pub mod sim;
 mod spec;
 
@@ -17,5 +18,6 @@ pub use error::{GpuError, Result};
 pub use kernel::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 pub use occupancy::{Occupancy, OccupancyLimiter};
 pub use partition::Partition;
+pub use roofline::{bound, knee, Bound};
 pub use sim::SimBackend;
 pub use spec::{GpuSpec, PartitionRule, PRESET_NAMES};

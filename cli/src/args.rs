@@ -1,0 +1,140 @@
+//! Command-line arguments of `tally` (clap derive). Parsing only: values are
+//! turned into library objects by the command modules.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::env;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tally",
+    version,
+    about = "Share one GPU between deep-learning jobs without losing performance isolation",
+    long_about = "Profile operators standalone and in SM-partitioned pairs, on a simulated GPU \
+                  (default) or a real one, and export the datasets as CSV / Parquet."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List GPU presets (and, with --backend cuda, real devices).
+    #[command(after_help = "Examples:\n  tally gpus\n  tally gpus --format json\n  tally gpus --spec h100-sxm > my-gpu.toml")]
+    Gpus(GpusArgs),
+    /// List zoo models, or show one model's operators and kernels.
+    #[command(after_help = "Examples:\n  tally models\n  tally models bert-base --seq 256\n  \
+                            tally models profiler/examples-models/tiny-mlp.toml")]
+    Models(ModelsArgs),
+    /// Profile a model's kernels standalone and in SM-partitioned pairs.
+    #[command(after_help = "Examples:\n  tally profile --model resnet50 --out runs/r50\n  \
+                            tally profile --model llama2-7b-decode --gpu h100-sxm --kv 4096 --out runs/llama\n  \
+                            tally profile --model my-model.toml --pairs 200 --format both --out runs/mine")]
+    Profile(ProfileArgs),
+    /// Summarise the interference in profiled datasets (slowdowns, intensity-rule error).
+    #[command(after_help = "Examples:\n  tally summary --data runs/r50 --data runs/bert")]
+    Summary(SummaryArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// How to print tables.
+    #[arg(long, value_enum, default_value_t = TableFormat::Table)]
+    pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct GpusArgs {
+    /// Print this preset's full spec as TOML (a starting point for `--gpu FILE.toml`).
+    #[arg(long, value_name = "NAME")]
+    pub spec: Option<String>,
+    /// Backend whose devices to list.
+    #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
+    pub backend: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelParamArgs {
+    /// Batch size (default: the model's).
+    #[arg(long)]
+    pub batch: Option<u32>,
+    /// Sequence length, for transformers.
+    #[arg(long)]
+    pub seq: Option<u32>,
+    /// Tokens in the KV cache, for decode models.
+    #[arg(long)]
+    pub kv: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// A zoo model (`bert-base`, `resnet50:train`, ...) or a model file (.toml / .json).
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub params: ModelParamArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// A zoo model (see `tally models`) or a model file (.toml / .json).
+    #[arg(long)]
+    pub model: String,
+    #[command(flatten)]
+    pub params: ModelParamArgs,
+    /// GPU preset or a GPU spec .toml file (see `tally gpus`).
+    #[arg(long, default_value = "h100-sxm", env = env::TALLY_GPU)]
+    pub gpu: String,
+    /// `sim` (the simulated GPU) or `cuda` (a real NVIDIA GPU).
+    #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
+    pub backend: String,
+    /// Seed of measurement noise and pair sampling.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Log-standard-deviation of the simulator's measurement noise.
+    #[arg(long, default_value_t = tally_gpu::sim::DEFAULT_NOISE_SIGMA)]
+    pub noise: f64,
+    /// Measure this many operator pairs, sampled with the seed (default: all pairs).
+    #[arg(long)]
+    pub pairs: Option<usize>,
+    /// Partition sizes of the standalone sweep, comma-separated (default: every allowed size).
+    #[arg(long, value_delimiter = ',')]
+    pub sm_counts: Option<Vec<u32>>,
+    /// Fractions of the GPU given to the first operator of a pair, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = tally_profiler::campaign::DEFAULT_SPLITS)]
+    pub splits: Vec<f64>,
+    /// Table format: csv, parquet or both.
+    #[arg(long, default_value = "csv")]
+    pub format: String,
+    /// Output directory (created; must not hold an earlier run unless --force).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace an earlier run in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long, short, env = env::TALLY_QUIET)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SummaryArgs {
+    /// A dataset directory written by `tally profile` (repeatable).
+    #[arg(long, required = true)]
+    pub data: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

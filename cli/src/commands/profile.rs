@@ -1,0 +1,87 @@
+//! `tally profile`: run a profiling campaign and write its dataset.
+
+use std::io::Write;
+use std::time::{Instant, SystemTime};
+
+use anyhow::{bail, Context, Result};
+use tally_datasets::{time::rfc3339, Format, RunDir};
+use tally_gpu::{open_backend, BackendKind, GpuSpec};
+use tally_profiler::campaign::{self, CampaignConfig, PairSelection, RunMeta};
+use tally_profiler::summary::summarize;
+use tally_profiler::zoo;
+
+use crate::args::ProfileArgs;
+use crate::commands::params_override;
+use crate::progress::CampaignBar;
+
+pub fn run(args: &ProfileArgs) -> Result<()> {
+    let format: Format = args.format.parse()?;
+    let backend_kind = BackendKind::parse(&args.backend)?;
+    let gpu = GpuSpec::resolve(&args.gpu)?;
+    if !(args.noise.is_finite() && args.noise >= 0.0) {
+        bail!("--noise must be a number >= 0, got {}", args.noise);
+    }
+    let model = zoo::resolve_model(&args.model, &params_override(&args.params))?;
+    let backend = open_backend(backend_kind, gpu.clone(), args.seed, args.noise)?;
+
+    let run_dir = RunDir::new(&args.out);
+    if run_dir.run_json().exists() && !args.force {
+        bail!(
+            "`{}` already holds a run (run.json); pass --force to replace it",
+            args.out.display()
+        );
+    }
+
+    let config = CampaignConfig {
+        sm_counts: args.sm_counts.clone(),
+        split_fractions: args.splits.clone(),
+        pairs: args.pairs.map_or(PairSelection::All, PairSelection::Sample),
+        seed: args.seed,
+    };
+    let started = SystemTime::now();
+    let clock = Instant::now();
+    let mut bar = CampaignBar::new(args.quiet);
+    let output = campaign::run(backend.as_ref(), &model, &config, &mut |p| bar.update(p));
+    bar.finish();
+    let output = output?;
+
+    let meta = RunMeta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        command_line: std::env::args().collect(),
+        backend: backend_kind.as_str().to_string(),
+        seed: args.seed,
+        noise_sigma: args.noise,
+        started_at: rfc3339(started),
+        finished_at: rfc3339(SystemTime::now()),
+    };
+    let dataset = output.into_dataset(&model, &gpu, meta);
+    dataset
+        .write(&args.out, format)
+        .with_context(|| format!("writing the dataset to `{}`", args.out.display()))?;
+
+    let elapsed = clock.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "profiled {} on {} ({}): {} kernels x {} partition sizes, {} pair rows in {elapsed:.2} s",
+        model.name,
+        gpu.name,
+        backend_kind.as_str(),
+        dataset.ops.len(),
+        dataset.info.sm_counts.len(),
+        dataset.pairs.len()
+    )?;
+    if let Ok(s) = summarize(std::slice::from_ref(&dataset)) {
+        writeln!(
+            out,
+            "slowdown min {:.3} / p50 {:.3} / p90 {:.3} / max {:.3}; intensity-rule MAPE {:.1} %",
+            s.slowdown_min,
+            s.slowdown_p50,
+            s.slowdown_p90,
+            s.slowdown_max,
+            s.intensity_rule_mape_pct
+        )?;
+    }
+    writeln!(out, "wrote {} ({})", args.out.display(), format.as_str())?;
+    Ok(())
+}

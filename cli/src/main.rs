@@ -1,0 +1,40 @@
+//! `tally`: the command-line front end. Parses arguments, dispatches to one
+//! module per subcommand and maps failures to exit codes: 0 ok, 2 bad usage
+//! or input. A closed pipe (`tally ... | head`) ends quietly.
+
+mod args;
+mod commands;
+mod env;
+mod output;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Gpus(a) => commands::gpus::run(a),
+        Command::Models(a) => commands::models::run(a),
+        Command::Profile(a) => commands::profile::run(a),
+        Command::Summary(a) => commands::summary::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

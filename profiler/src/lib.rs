@@ -1,0 +1,7 @@
+//! placeholder
+pub mod campaign;
+mod lower;
+pub mod model;
+pub mod model_file;
+pub mod summary;
+pub mod zoo;

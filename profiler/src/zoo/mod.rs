@@ -1,0 +1,402 @@
+//! The model zoo: published architectures with their default parameters,
+//! looked up by name (`resnet50`, `bert-base:train`, ...), and
+//! `resolve_model`, which also accepts a user model file path.
+//!
+//! Names: a family name is its inference forward pass (`NAME:infer` is an
+//! alias); `NAME:train` is one training iteration (forward, loss, backward
+//! in reverse order, optimizer step) where the family has one. Parameters
+//! that do not apply to a family (`seq_len` for a CNN, `kv_len` outside
+//! decode) are rejected rather than ignored.
+
+mod bert;
+mod gpt2;
+mod llama;
+mod mobilenet;
+mod net;
+mod resnet;
+mod transformer;
+mod vit;
+
+use crate::model::{Model, ModelError, ModelParams, Operator, ParamsOverride, Phase};
+
+/// Every accepted zoo name (`:infer` aliases aside).
+pub const NAMES: [&str; 12] = [
+    "resnet50",
+    "resnet50:train",
+    "mobilenetv2",
+    "mobilenetv2:train",
+    "bert-base",
+    "bert-base:train",
+    "vit-b16",
+    "vit-b16:train",
+    "gpt2",
+    "gpt2:train",
+    "llama2-7b-prefill",
+    "llama2-7b-decode",
+];
+
+/// Whether and how a parameter applies to a family.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Param {
+    /// Not a parameter of the family, with the reason.
+    Fixed(&'static str),
+    Range {
+        default: u32,
+        max: u32,
+    },
+}
+
+/// A family's default parameters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Defaults {
+    pub batch: u32,
+    pub seq: Param,
+    pub kv: Param,
+}
+
+type BuildFn = fn(Phase, &ModelParams) -> Vec<Operator>;
+
+/// A zoo family: name, defaults, whether it has a training variant, builder.
+struct Family {
+    name: &'static str,
+    defaults: Defaults,
+    trainable: bool,
+    build: BuildFn,
+}
+
+const FAMILIES: [Family; 7] = [
+    Family {
+        name: "resnet50",
+        defaults: resnet::DEFAULTS,
+        trainable: true,
+        build: resnet::build,
+    },
+    Family {
+        name: "mobilenetv2",
+        defaults: mobilenet::DEFAULTS,
+        trainable: true,
+        build: mobilenet::build,
+    },
+    Family {
+        name: "bert-base",
+        defaults: bert::DEFAULTS,
+        trainable: true,
+        build: bert::build,
+    },
+    Family {
+        name: "vit-b16",
+        defaults: vit::DEFAULTS,
+        trainable: true,
+        build: vit::build,
+    },
+    Family {
+        name: "gpt2",
+        defaults: gpt2::DEFAULTS,
+        trainable: true,
+        build: gpt2::build,
+    },
+    Family {
+        name: "llama2-7b-prefill",
+        defaults: llama::PREFILL_DEFAULTS,
+        trainable: false,
+        build: llama::build_prefill,
+    },
+    Family {
+        name: "llama2-7b-decode",
+        defaults: llama::DECODE_DEFAULTS,
+        trainable: false,
+        build: llama::build_decode,
+    },
+];
+
+fn unknown(name: &str) -> ModelError {
+    ModelError::UnknownModel {
+        name: name.to_string(),
+        valid: NAMES.join(", "),
+    }
+}
+
+/// One optional parameter: the default, the override checked against the
+/// family's limit, or an error if it does not apply.
+fn resolve_param(
+    model: &str,
+    param: &'static str,
+    spec: Param,
+    value: Option<u32>,
+) -> Result<Option<u32>, ModelError> {
+    match (spec, value) {
+        (Param::Fixed(_), None) => Ok(None),
+        (Param::Fixed(reason), Some(_)) => Err(ModelError::ParamNotApplicable {
+            model: model.to_string(),
+            param,
+            reason: reason.to_string(),
+        }),
+        (Param::Range { default, .. }, None) => Ok(Some(default)),
+        (Param::Range { max, .. }, Some(v)) if v == 0 || v > max => Err(ModelError::InvalidParam {
+            model: model.to_string(),
+            param,
+            value: u64::from(v),
+            reason: format!("must be between 1 and {max}"),
+        }),
+        (Param::Range { .. }, Some(v)) => Ok(Some(v)),
+    }
+}
+
+fn resolve_params(model: &str, d: Defaults, o: &ParamsOverride) -> Result<ModelParams, ModelError> {
+    let batch = o.batch.unwrap_or(d.batch);
+    if batch == 0 {
+        return Err(ModelError::InvalidParam {
+            model: model.to_string(),
+            param: "batch",
+            value: 0,
+            reason: "must be at least 1".into(),
+        });
+    }
+    Ok(ModelParams {
+        batch,
+        seq_len: resolve_param(model, "seq_len", d.seq, o.seq_len)?,
+        kv_len: resolve_param(model, "kv_len", d.kv, o.kv_len)?,
+    })
+}
+
+/// Build a zoo model by name (`NAME`, `NAME:infer` or `NAME:train`).
+pub fn build(name: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
+    let (base, variant) = match name.split_once(':') {
+        Some((b, v)) => (b, Some(v)),
+        None => (name, None),
+    };
+    let family = FAMILIES
+        .iter()
+        .find(|f| f.name == base)
+        .ok_or_else(|| unknown(name))?;
+    let phase = match variant {
+        None | Some("infer") => Phase::Inference,
+        Some("train") if family.trainable => Phase::Training,
+        Some(v) => {
+            return Err(ModelError::NoVariant {
+                model: family.name.to_string(),
+                variant: if v == "train" { "training" } else { v }.to_string(),
+                valid: NAMES.join(", "),
+            })
+        }
+    };
+    let canonical = match phase {
+        Phase::Inference => family.name.to_string(),
+        Phase::Training => format!("{}:train", family.name),
+    };
+    let params = resolve_params(&canonical, family.defaults, params)?;
+    Ok(Model {
+        operators: (family.build)(phase, &params),
+        name: canonical,
+        phase,
+        params,
+    })
+}
+
+/// A zoo model by name, or a user model file for a path ending in `.toml`
+/// or `.json`.
+pub fn resolve_model(name_or_path: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
+    let lower = name_or_path.to_ascii_lowercase();
+    if lower.ends_with(".toml") || lower.ends_with(".json") {
+        crate::model_file::load_model_file(std::path::Path::new(name_or_path), params)
+    } else {
+        build(name_or_path, params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::OpKind;
+    use tally_gpu::KernelKind;
+
+    fn default(name: &str) -> Model {
+        build(name, &ParamsOverride::default()).unwrap()
+    }
+
+    fn total(m: &Model, f: impl Fn(&tally_gpu::KernelSpec) -> f64) -> f64 {
+        m.launches().iter().map(f).sum()
+    }
+
+    fn within(value: f64, target: f64, tolerance: f64) -> bool {
+        (value / target - 1.0).abs() <= tolerance
+    }
+
+    #[test]
+    fn every_zoo_model_lowers_to_valid_kernels() {
+        for name in NAMES {
+            let m = default(name);
+            assert_eq!(m.name, name);
+            m.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let launches = m.launches();
+            assert!(!launches.is_empty(), "{name}");
+            let counted: u32 = m.unique_kernels().iter().map(|(_, c)| c).sum();
+            assert_eq!(counted as usize, launches.len(), "{name}");
+        }
+    }
+
+    #[test]
+    fn resnet50_forward_is_4_1_gmac_per_image() {
+        let m = default("resnet50");
+        // torchvision's "4.09 GFLOPS" counts multiply-accumulates.
+        let macs = total(&m, |k| k.work.tensor_flops) / 2.0 / 32.0;
+        assert!(within(macs, 4.1e9, 0.15), "{macs:e}");
+        let convs = m
+            .operators
+            .iter()
+            .filter(|o| matches!(o.op, OpKind::Conv2d { .. }))
+            .count();
+        assert_eq!(convs, 53);
+        assert!(within(m.param_count() as f64, 25.5e6, 0.02));
+    }
+
+    #[test]
+    fn bert_base_forward_is_two_flops_per_parameter_and_token() {
+        let m = default("bert-base");
+        let tokens = 8.0 * 128.0;
+        let flops = total(&m, |k| k.work.tensor_flops);
+        assert!(within(flops, 2.0 * 110e6 * tokens, 0.25), "{flops:e}");
+    }
+
+    #[test]
+    fn other_forward_totals_match_published_figures() {
+        let mac =
+            |name: &str, batch: f64| total(&default(name), |k| k.work.tensor_flops) / 2.0 / batch;
+        // MobileNetV2: 300M multiply-adds; ViT-B/16: 17.6 GMACs.
+        assert!(within(mac("mobilenetv2", 32.0) + 0.0, 300e6, 0.15));
+        assert!(within(mac("vit-b16", 32.0), 17.6e9, 0.1));
+        // GPT-2 small: 2 x 124M params x tokens plus causal attention.
+        let gpt2 = total(&default("gpt2"), |k| k.work.tensor_flops) / (8.0 * 512.0);
+        assert!(within(gpt2, 2.0 * 124e6, 0.25), "{gpt2:e}");
+        let prefill = total(&default("llama2-7b-prefill"), |k| k.work.tensor_flops) / 512.0;
+        assert!(within(prefill, 2.0 * 6.5e9, 0.1), "{prefill:e}");
+    }
+
+    #[test]
+    fn training_iteration_is_about_three_forward_passes() {
+        for name in ["resnet50", "mobilenetv2", "bert-base", "vit-b16", "gpt2"] {
+            let infer = total(&default(name), |k| k.work.total_flops());
+            let train_model = default(&format!("{name}:train"));
+            let train = total(&train_model, |k| k.work.total_flops());
+            let ratio = train / infer;
+            assert!((2.6..3.6).contains(&ratio), "{name}: {ratio}");
+            let last = train_model.launches().pop().unwrap();
+            assert_eq!(last.kind, KernelKind::Optimizer, "{name}");
+            assert!(train_model.operators.iter().any(|o| o.backward));
+        }
+    }
+
+    #[test]
+    fn llama_decode_streams_the_weights_once() {
+        let m = default("llama2-7b-decode");
+        let launches = m.launches();
+        assert!(
+            launches.iter().all(|k| k.kind != KernelKind::Gemm),
+            "decode projections are GEMVs"
+        );
+        let weights: f64 = launches
+            .iter()
+            .filter(|k| k.kind == KernelKind::Gemv)
+            .map(|k| k.memory.dram_read_bytes)
+            .sum();
+        assert!(within(weights, 13.5e9, 0.10), "{weights:e}");
+        // The KV cache (2 x 8 x 32 x 2049 x 128 x 2 bytes per layer) is read once.
+        let kv: f64 = launches
+            .iter()
+            .filter(|k| k.kind == KernelKind::Attention)
+            .map(|k| k.memory.dram_read_bytes)
+            .sum();
+        assert!(within(
+            kv,
+            32.0 * 2.0 * 8.0 * 32.0 * 2049.0 * 128.0 * 2.0,
+            0.01
+        ));
+    }
+
+    #[test]
+    fn llama_decode_has_enough_unique_kernels_for_pairs() {
+        let unique = default("llama2-7b-decode").unique_kernels();
+        assert!(unique.len() >= 18, "{}", unique.len());
+        // Unordered pairs with self-pairs, three SM splits each.
+        let n = unique.len();
+        assert!(n * (n + 1) / 2 * 3 >= 500);
+        // q, k, v and o projections share one kernel, first name kept.
+        let (qkvo, count) = &unique[3];
+        assert!(
+            qkvo.name.starts_with("layers.0.self_attn.q_proj/"),
+            "{}",
+            qkvo.name
+        );
+        assert_eq!(*count, 128);
+    }
+
+    #[test]
+    fn parameters_apply_or_are_rejected() {
+        let o = |batch, seq_len, kv_len| ParamsOverride {
+            batch,
+            seq_len,
+            kv_len,
+        };
+        let bert = build("bert-base", &o(Some(2), Some(64), None)).unwrap();
+        assert_eq!(bert.params.batch, 2);
+        assert_eq!(bert.params.seq_len, Some(64));
+        let d = build("llama2-7b-decode", &o(None, None, Some(100))).unwrap();
+        assert_eq!(d.params.kv_len, Some(100));
+        assert!(matches!(
+            build("resnet50", &o(None, Some(128), None)),
+            Err(ModelError::ParamNotApplicable {
+                param: "seq_len",
+                ..
+            })
+        ));
+        assert!(matches!(
+            build("llama2-7b-decode", &o(None, Some(4), None)),
+            Err(ModelError::ParamNotApplicable {
+                param: "seq_len",
+                ..
+            })
+        ));
+        assert!(matches!(
+            build("gpt2", &o(None, None, Some(4))),
+            Err(ModelError::ParamNotApplicable {
+                param: "kv_len",
+                ..
+            })
+        ));
+        assert!(matches!(
+            build("gpt2", &o(None, Some(2048), None)),
+            Err(ModelError::InvalidParam {
+                param: "seq_len",
+                ..
+            })
+        ));
+        assert!(matches!(
+            build("bert-base", &o(Some(0), None, None)),
+            Err(ModelError::InvalidParam { param: "batch", .. })
+        ));
+    }
+
+    #[test]
+    fn names_aliases_and_unknowns() {
+        assert_eq!(default("resnet50:infer"), default("resnet50"));
+        assert_eq!(default("bert-base:train").phase, Phase::Training);
+        let err = build("resnet", &ParamsOverride::default()).unwrap_err();
+        assert!(
+            err.to_string().contains("resnet50, resnet50:train"),
+            "{err}"
+        );
+        assert!(matches!(
+            build("llama2-7b-decode:train", &ParamsOverride::default()),
+            Err(ModelError::NoVariant { .. })
+        ));
+        assert!(matches!(
+            build("gpt2:eval", &ParamsOverride::default()),
+            Err(ModelError::NoVariant { .. })
+        ));
+        assert!(resolve_model("gpt2", &ParamsOverride::default()).is_ok());
+        assert!(matches!(
+            resolve_model("/nonexistent/model.toml", &ParamsOverride::default()),
+            Err(ModelError::Io { .. })
+        ));
+    }
+}

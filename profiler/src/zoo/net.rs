@@ -1,0 +1,236 @@
+//! `Net`: the builder the zoo families describe their architectures with —
+//! layer helpers that emit the operators eager PyTorch launches for a
+//! layer (conv + BN + activation, linear, norms, dropout in training only,
+//! cross-entropy loss), tracking CNN activation shapes.
+
+use crate::model::{
+    param_count, training_iteration, Dtype, OpKind, Operator, OptimizerKind, Phase,
+};
+
+/// Activation of a CNN layer (NCHW).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Act {
+    pub n: u64,
+    pub c: u64,
+    pub h: u64,
+    pub w: u64,
+}
+
+impl Act {
+    /// A batch of 224x224 RGB images (the ImageNet input).
+    pub fn image(n: u64) -> Act {
+        Act {
+            n,
+            c: 3,
+            h: 224,
+            w: 224,
+        }
+    }
+
+    pub fn elements(&self) -> u64 {
+        self.n * self.c * self.h * self.w
+    }
+}
+
+/// Activation after a convolution's batch norm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Activation {
+    None,
+    Relu,
+    /// ReLU6 (clamp: two comparisons).
+    Relu6,
+}
+
+/// A convolution layer's hyper-parameters.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConvCfg {
+    pub c_out: u64,
+    pub k: u64,
+    pub stride: u64,
+    pub pad: u64,
+    pub groups: u64,
+    pub act: Activation,
+}
+
+impl ConvCfg {
+    /// A square convolution with "same"-style padding `k / 2`.
+    pub fn new(c_out: u64, k: u64, stride: u64, act: Activation) -> ConvCfg {
+        ConvCfg {
+            c_out,
+            k,
+            stride,
+            pad: k / 2,
+            groups: 1,
+            act,
+        }
+    }
+}
+
+/// Operator list under construction.
+#[derive(Debug)]
+pub(crate) struct Net {
+    pub ops: Vec<Operator>,
+    pub phase: Phase,
+    pub dtype: Dtype,
+}
+
+impl Net {
+    pub fn new(phase: Phase) -> Net {
+        Net {
+            ops: Vec::new(),
+            phase,
+            dtype: Dtype::F16,
+        }
+    }
+
+    pub fn training(&self) -> bool {
+        self.phase == Phase::Training
+    }
+
+    pub fn push(&mut self, name: impl Into<String>, op: OpKind) {
+        self.ops.push(Operator::new(name, op));
+    }
+
+    /// A pointwise op with `inputs` and `outputs` tensors of `elements`.
+    pub fn pointwise(&mut self, name: &str, elements: u64, io: (u64, u64), flops: u64) {
+        let dtype = self.dtype;
+        self.push(
+            name,
+            OpKind::Elementwise {
+                elements,
+                inputs: io.0,
+                outputs: io.1,
+                flops_per_element: flops,
+                dtype,
+            },
+        );
+    }
+
+    pub fn add(&mut self, name: &str, elements: u64) {
+        self.pointwise(name, elements, (2, 1), 1);
+    }
+
+    /// Dropout (training only): writes the output and the keep mask, with
+    /// Philox random numbers (~6 FLOPs and integer work per element).
+    pub fn dropout(&mut self, name: &str, elements: u64) {
+        if self.training() {
+            self.pointwise(name, elements, (1, 2), 6);
+        }
+    }
+
+    /// `nn.Linear` on `tokens` rows (bias fused in the cuBLASLt epilogue).
+    pub fn linear(&mut self, name: &str, tokens: u64, inputs: u64, outputs: u64) {
+        let dtype = self.dtype;
+        self.push(
+            name,
+            OpKind::Gemm {
+                m: tokens,
+                n: outputs,
+                k: inputs,
+                batch: 1,
+                dtype,
+            },
+        );
+    }
+
+    pub fn layer_norm(&mut self, name: &str, rows: u64, cols: u64) {
+        let dtype = self.dtype;
+        self.push(name, OpKind::LayerNorm { rows, cols, dtype });
+    }
+
+    pub fn embedding(&mut self, name: &str, tokens: u64, hidden: u64, vocab: u64) {
+        let dtype = self.dtype;
+        self.push(
+            name,
+            OpKind::Embedding {
+                tokens,
+                hidden,
+                vocab,
+                dtype,
+            },
+        );
+    }
+
+    pub fn reduction(&mut self, name: &str, rows: u64, cols: u64) {
+        let dtype = self.dtype;
+        self.push(name, OpKind::Reduction { rows, cols, dtype });
+    }
+
+    /// Conv, batch norm and activation as separate launches (eager
+    /// PyTorch). Inference BN is a per-channel scale and shift; training BN
+    /// first reduces batch statistics per channel.
+    pub fn conv_bn(&mut self, name: &str, x: Act, c: ConvCfg) -> Act {
+        let dtype = self.dtype;
+        let op = OpKind::Conv2d {
+            n: x.n,
+            c_in: x.c,
+            h: x.h,
+            w: x.w,
+            c_out: c.c_out,
+            kh: c.k,
+            kw: c.k,
+            stride: c.stride,
+            pad: c.pad,
+            groups: c.groups,
+            dtype,
+        };
+        let (h, w) = op.conv_output().unwrap_or((1, 1));
+        self.push(format!("{name}.conv"), op);
+        let y = Act {
+            n: x.n,
+            c: c.c_out,
+            h,
+            w,
+        };
+        if self.training() {
+            self.reduction(&format!("{name}.bn_stats"), y.c, y.n * y.h * y.w);
+        }
+        self.pointwise(&format!("{name}.bn"), y.elements(), (1, 1), 2);
+        match c.act {
+            Activation::None => {}
+            Activation::Relu => self.pointwise(&format!("{name}.relu"), y.elements(), (1, 1), 1),
+            Activation::Relu6 => self.pointwise(&format!("{name}.relu6"), y.elements(), (1, 1), 2),
+        }
+        y
+    }
+
+    /// Cross-entropy loss over `rows` x `classes` logits (training only):
+    /// AMP casts the logits to f32, then log-softmax and NLL.
+    pub fn cross_entropy(&mut self, rows: u64, classes: u64) {
+        if !self.training() {
+            return;
+        }
+        // f16 in, f32 out: the output is two f16-sized words per element.
+        self.pointwise("loss.cast_f32", rows * classes, (1, 2), 0);
+        self.push(
+            "loss.log_softmax",
+            OpKind::Softmax {
+                rows,
+                cols: classes,
+                dtype: Dtype::F32,
+            },
+        );
+        self.push(
+            "loss.nll",
+            OpKind::Reduction {
+                rows: 1,
+                cols: rows,
+                dtype: Dtype::F32,
+            },
+        );
+    }
+}
+
+impl Net {
+    /// The operator list: the forward pass, or for training the whole
+    /// iteration with `optimizer` over the parameters (less `tied` weights
+    /// shared between an embedding and an output projection).
+    pub fn finish(self, optimizer: OptimizerKind, tied: u64) -> Vec<Operator> {
+        if self.training() {
+            let params = param_count(&self.ops).saturating_sub(tied);
+            training_iteration(self.ops, optimizer, params)
+        } else {
+            self.ops
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! End-to-end tests of the `tally` binary, each on a fresh temporary
+//! directory: what a user runs, what lands on disk, and how bad input fails.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tally_datasets::{Dataset, PAIR_COLUMNS};
+
+/// The repository root (this crate lives in `tests/`).
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+fn tally() -> Command {
+    let mut cmd = Command::cargo_bin("tally").expect(
+        "the `tally` binary is built by `cargo test --workspace` (run scripts/test.sh)",
+    );
+    cmd.current_dir(repo()).env_remove("TALLY_GPU").env_remove("TALLY_BACKEND");
+    cmd
+}
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
+    let mut r = csv::Reader::from_path(path).expect("csv");
+    let header = r.headers().expect("header").iter().map(String::from).collect();
+    let rows = r.records().map(|r| r.expect("row")).collect();
+    (header, rows)
+}
+
+#[test]
+fn gpus_lists_every_preset_in_every_format() {
+    tally()
+        .arg("gpus")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("h100-sxm").and(predicate::str::contains("a100-40gb")));
+    let out = tally().args(["gpus", "--format", "json"]).output().expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v.as_array().expect("array").len(), 6);
+    assert_eq!(v[3]["sms"], 132);
+}
+
+#[test]
+fn models_golden_listing_of_bert_base() {
+    let out = tally()
+        .args(["models", "bert-base", "--format", "csv"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let golden = repo().join("tests/golden/models-bert-base.csv");
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &text).expect("write golden");
+    }
+    let expected = std::fs::read_to_string(&golden).expect("golden file present");
+    assert_eq!(text, expected, "regenerate with UPDATE_GOLDEN=1 if the change is intended");
+}
+
+#[test]
+fn unknown_names_list_the_valid_ones() {
+    tally()
+        .args(["models", "resnet5"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("resnet50").and(predicate::str::contains("bert-base")));
+    let dir = tempfile::tempdir().expect("tempdir");
+    tally()
+        .args(["profile", "--model", "bert-base", "--gpu", "b300", "--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("h100-sxm"));
+}
+
+#[test]
+fn profile_llama_decode_writes_the_full_dataset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("llama");
+    tally()
+        .args(["profile", "--model", "llama2-7b-decode", "--gpu", "h100-sxm", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pair rows"));
+    for f in ["ops.csv", "standalone.csv", "pairs.csv", "run.json"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let (header, rows) = read_csv(&out.join("standalone.csv"));
+    let ncu = header.iter().filter(|h| h.contains("__")).count();
+    assert!(ncu >= 20, "only {ncu} counter columns");
+    assert!(header.contains(&"dram__throughput.avg.pct_of_peak_sustained_elapsed".to_string()));
+    assert!(!rows.is_empty());
+    let (header, rows) = read_csv(&out.join("pairs.csv"));
+    assert_eq!(header[..PAIR_COLUMNS.len()], PAIR_COLUMNS.map(String::from));
+    assert!(rows.len() >= 500, "{} pair rows", rows.len());
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("read"))
+            .expect("json");
+    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["gpu"]["name"], "h100-sxm");
+    assert_eq!(run["backend"], "sim");
+    let ds = Dataset::read(&out).expect("readable");
+    assert_eq!(ds.pairs.len(), rows.len());
+    // Splits at Hopper's 8-SM granularity.
+    assert!(ds.pairs.iter().all(|p| p.sm_a % 8 == 0 && p.sm_b % 8 == 0));
+    assert!(ds.pairs.iter().all(|p| p.sm_a + p.sm_b <= 132));
+}
+
+#[test]
+fn sampled_pairs_are_reproducible_from_the_seed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |name: &str, seed: &str| {
+        let out = dir.path().join(name);
+        tally()
+            .args(["profile", "--model", "resnet50", "--gpu", "a100-40gb", "--pairs", "20"])
+            .args(["--seed", seed, "--sm-counts", "4,54,108", "--quiet", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        std::fs::read_to_string(out.join("pairs.csv")).expect("pairs")
+    };
+    let a = run("a", "3");
+    assert_eq!(a, run("b", "3"));
+    assert_ne!(a, run("c", "4"));
+    assert_eq!(a.lines().count(), 1 + 20 * 3);
+    let ds = Dataset::read(dir.path().join("a")).expect("readable");
+    // The override plus the split sizes.
+    assert_eq!(ds.info.sm_counts, vec![4, 26, 28, 54, 80, 82, 108]);
+}
+
+#[test]
+fn parquet_and_csv_hold_the_same_data() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("both");
+    tally()
+        .args(["profile", "--model", "bert-base", "--format", "both", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(out.join("pairs.parquet").is_file() && out.join("pairs.csv").is_file());
+    let from_csv = Dataset::read(&out).expect("csv");
+    std::fs::remove_file(out.join("pairs.csv")).expect("rm");
+    std::fs::remove_file(out.join("ops.csv")).expect("rm");
+    std::fs::remove_file(out.join("standalone.csv")).expect("rm");
+    let mut info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("read"))
+            .expect("json");
+    info["formats"] = serde_json::json!(["parquet"]);
+    std::fs::write(out.join("run.json"), info.to_string()).expect("write");
+    let from_parquet = Dataset::read(&out).expect("parquet");
+    assert_eq!(from_csv.pairs, from_parquet.pairs);
+    assert_eq!(from_csv.ops, from_parquet.ops);
+    assert_eq!(from_csv.standalone, from_parquet.standalone);
+}
+
+#[test]
+fn cuda_backend_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    tally()
+        .args(["profile", "--model", "bert-base", "--backend", "cuda", "--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not built yet").and(predicate::str::contains("--backend sim")));
+    assert!(!dir.path().join("r").exists(), "nothing written");
+}
+
+#[test]
+fn user_model_and_gpu_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Start from a preset's full spec, as the README suggests.
+    let out = tally().args(["gpus", "--spec", "a100-40gb"]).output().expect("runs");
+    assert!(out.status.success());
+    let mut spec: toml::Table =
+        toml::from_str(&String::from_utf8(out.stdout).expect("utf8")).expect("spec is TOML");
+    spec.insert("name".into(), "my-a100-half".into());
+    spec.insert("sm_count".into(), 54.into());
+    let gpu_file = dir.path().join("gpu.toml");
+    std::fs::write(&gpu_file, toml::to_string(&spec).expect("toml")).expect("write");
+    let out = dir.path().join("mlp");
+    tally()
+        .args(["profile", "--model", "profiler/examples-models/tiny-mlp.toml", "--gpu"])
+        .arg(&gpu_file)
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let ds = Dataset::read(&out).expect("readable");
+    assert_eq!(ds.info.gpu.sm_count, 54);
+    assert_eq!(ds.info.model, "tiny-mlp");
+    assert!(ds.pairs.iter().all(|p| p.sm_a + p.sm_b <= 54));
+}
+
+#[test]
+fn malformed_inputs_name_file_line_and_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("bad.toml");
+    std::fs::write(
+        &model,
+        "name = \"bad\"\n\n[[operators]]\nname = \"fc\"\nop = \"gemm\"\nm = 64\nn = \"wide\"\nk = 64\n",
+    )
+    .expect("write");
+    tally()
+        .args(["profile", "--model"])
+        .arg(&model)
+        .args(["--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.toml:7").and(predicate::str::contains("`n`")));
+
+    let gpu = dir.path().join("gpu.toml");
+    std::fs::write(&gpu, "name = \"x\"\nsm_count = 0\n").expect("write");
+    tally()
+        .args(["profile", "--model", "bert-base", "--gpu"])
+        .arg(&gpu)
+        .args(["--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("gpu.toml"));
+
+    tally()
+        .args(["profile", "--model", "bert-base", "--sm-counts", "12", "--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a partition size"));
+
+    tally()
+        .args(["profile", "--model", "resnet50", "--seq", "128", "--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("seq"));
+    assert!(!dir.path().join("r").exists(), "failed runs write nothing");
+}
+
+#[test]
+fn corrupted_dataset_is_reported_with_file_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("r");
+    tally()
+        .args(["profile", "--model", "bert-base", "--pairs", "5", "--quiet", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    tally().arg("summary").arg("--data").arg(&out).assert().success().stdout(
+        predicate::str::contains("intensity_rule_mape_pct"),
+    );
+    let pairs = out.join("pairs.csv");
+    let text = std::fs::read_to_string(&pairs).expect("read");
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let mut fields: Vec<&str> = lines[2].split(',').collect();
+    fields[2] = "abc";
+    lines[2] = fields.join(",");
+    std::fs::write(&pairs, lines.join("\n") + "\n").expect("write");
+    tally()
+        .arg("summary")
+        .arg("--data")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("pairs.csv")
+                .and(predicate::str::contains("line 3"))
+                .and(predicate::str::contains("sm_a")),
+        );
+}
+
+#[test]
+fn an_existing_run_is_not_overwritten_without_force() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("r");
+    let profile = |force: bool| {
+        let mut cmd = tally();
+        cmd.args(["profile", "--model", "gpt2", "--pairs", "2", "--quiet", "--out"]).arg(&out);
+        if force {
+            cmd.arg("--force");
+        }
+        cmd.assert()
+    };
+    profile(false).success();
+    profile(false).code(2).stderr(predicate::str::contains("--force"));
+    profile(true).success();
+}
