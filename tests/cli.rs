@@ -16,16 +16,22 @@ fn repo() -> PathBuf {
 }
 
 fn tally() -> Command {
-    let mut cmd = Command::cargo_bin("tally").expect(
-        "the `tally` binary is built by `cargo test --workspace` (run scripts/test.sh)",
-    );
-    cmd.current_dir(repo()).env_remove("TALLY_GPU").env_remove("TALLY_BACKEND");
+    let mut cmd = Command::cargo_bin("tally")
+        .expect("the `tally` binary is built by `cargo test --workspace` (run scripts/test.sh)");
+    cmd.current_dir(repo())
+        .env_remove("TALLY_GPU")
+        .env_remove("TALLY_BACKEND");
     cmd
 }
 
 fn read_csv(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
     let mut r = csv::Reader::from_path(path).expect("csv");
-    let header = r.headers().expect("header").iter().map(String::from).collect();
+    let header = r
+        .headers()
+        .expect("header")
+        .iter()
+        .map(String::from)
+        .collect();
     let rows = r.records().map(|r| r.expect("row")).collect();
     (header, rows)
 }
@@ -37,7 +43,10 @@ fn gpus_lists_every_preset_in_every_format() {
         .assert()
         .success()
         .stdout(predicate::str::contains("h100-sxm").and(predicate::str::contains("a100-40gb")));
-    let out = tally().args(["gpus", "--format", "json"]).output().expect("runs");
+    let out = tally()
+        .args(["gpus", "--format", "json"])
+        .output()
+        .expect("runs");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v.as_array().expect("array").len(), 6);
     assert_eq!(v[3]["sms"], 132);
@@ -56,7 +65,10 @@ fn models_golden_listing_of_bert_base() {
         std::fs::write(&golden, &text).expect("write golden");
     }
     let expected = std::fs::read_to_string(&golden).expect("golden file present");
-    assert_eq!(text, expected, "regenerate with UPDATE_GOLDEN=1 if the change is intended");
+    assert_eq!(
+        text, expected,
+        "regenerate with UPDATE_GOLDEN=1 if the change is intended"
+    );
 }
 
 #[test]
@@ -80,7 +92,14 @@ fn profile_llama_decode_writes_the_full_dataset() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("llama");
     tally()
-        .args(["profile", "--model", "llama2-7b-decode", "--gpu", "h100-sxm", "--out"])
+        .args([
+            "profile",
+            "--model",
+            "llama2-7b-decode",
+            "--gpu",
+            "h100-sxm",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .success()
@@ -115,8 +134,23 @@ fn sampled_pairs_are_reproducible_from_the_seed() {
     let run = |name: &str, seed: &str| {
         let out = dir.path().join(name);
         tally()
-            .args(["profile", "--model", "resnet50", "--gpu", "a100-40gb", "--pairs", "20"])
-            .args(["--seed", seed, "--sm-counts", "4,54,108", "--quiet", "--out"])
+            .args([
+                "profile",
+                "--model",
+                "resnet50",
+                "--gpu",
+                "a100-40gb",
+                "--pairs",
+                "20",
+            ])
+            .args([
+                "--seed",
+                seed,
+                "--sm-counts",
+                "4,54,108",
+                "--quiet",
+                "--out",
+            ])
             .arg(&out)
             .assert()
             .success();
@@ -136,7 +170,15 @@ fn parquet_and_csv_hold_the_same_data() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("both");
     tally()
-        .args(["profile", "--model", "bert-base", "--format", "both", "--quiet", "--out"])
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--format",
+            "both",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .success();
@@ -160,11 +202,21 @@ fn parquet_and_csv_hold_the_same_data() {
 fn cuda_backend_is_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     tally()
-        .args(["profile", "--model", "bert-base", "--backend", "cuda", "--out"])
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--backend",
+            "cuda",
+            "--out",
+        ])
         .arg(dir.path().join("r"))
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not built yet").and(predicate::str::contains("--backend sim")));
+        .stderr(
+            predicate::str::contains("not built yet")
+                .and(predicate::str::contains("--backend sim")),
+        );
     assert!(!dir.path().join("r").exists(), "nothing written");
 }
 
@@ -172,7 +224,10 @@ fn cuda_backend_is_a_clear_error() {
 fn user_model_and_gpu_files() {
     let dir = tempfile::tempdir().expect("tempdir");
     // Start from a preset's full spec, as the README suggests.
-    let out = tally().args(["gpus", "--spec", "a100-40gb"]).output().expect("runs");
+    let out = tally()
+        .args(["gpus", "--spec", "a100-40gb"])
+        .output()
+        .expect("runs");
     assert!(out.status.success());
     let mut spec: toml::Table =
         toml::from_str(&String::from_utf8(out.stdout).expect("utf8")).expect("spec is TOML");
@@ -182,7 +237,12 @@ fn user_model_and_gpu_files() {
     std::fs::write(&gpu_file, toml::to_string(&spec).expect("toml")).expect("write");
     let out = dir.path().join("mlp");
     tally()
-        .args(["profile", "--model", "profiler/examples-models/tiny-mlp.toml", "--gpu"])
+        .args([
+            "profile",
+            "--model",
+            "profiler/examples-models/tiny-mlp.toml",
+            "--gpu",
+        ])
         .arg(&gpu_file)
         .args(["--quiet", "--out"])
         .arg(&out)
@@ -224,7 +284,14 @@ fn malformed_inputs_name_file_line_and_field() {
         .stderr(predicate::str::contains("gpu.toml"));
 
     tally()
-        .args(["profile", "--model", "bert-base", "--sm-counts", "12", "--out"])
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--sm-counts",
+            "12",
+            "--out",
+        ])
         .arg(dir.path().join("r"))
         .assert()
         .code(2)
@@ -244,13 +311,25 @@ fn corrupted_dataset_is_reported_with_file_line_and_column() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("r");
     tally()
-        .args(["profile", "--model", "bert-base", "--pairs", "5", "--quiet", "--out"])
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--pairs",
+            "5",
+            "--quiet",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .success();
-    tally().arg("summary").arg("--data").arg(&out).assert().success().stdout(
-        predicate::str::contains("intensity_rule_mape_pct"),
-    );
+    tally()
+        .arg("summary")
+        .arg("--data")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("intensity_rule_mape_pct"));
     let pairs = out.join("pairs.csv");
     let text = std::fs::read_to_string(&pairs).expect("read");
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
@@ -277,13 +356,18 @@ fn an_existing_run_is_not_overwritten_without_force() {
     let out = dir.path().join("r");
     let profile = |force: bool| {
         let mut cmd = tally();
-        cmd.args(["profile", "--model", "gpt2", "--pairs", "2", "--quiet", "--out"]).arg(&out);
+        cmd.args([
+            "profile", "--model", "gpt2", "--pairs", "2", "--quiet", "--out",
+        ])
+        .arg(&out);
         if force {
             cmd.arg("--force");
         }
         cmd.assert()
     };
     profile(false).success();
-    profile(false).code(2).stderr(predicate::str::contains("--force"));
+    profile(false)
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
     profile(true).success();
 }

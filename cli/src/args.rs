@@ -23,16 +23,22 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List GPU presets (and, with --backend cuda, real devices).
-    #[command(after_help = "Examples:\n  tally gpus\n  tally gpus --format json\n  tally gpus --spec h100-sxm > my-gpu.toml")]
+    #[command(
+        after_help = "Examples:\n  tally gpus\n  tally gpus --format json\n  tally gpus --spec h100-sxm > my-gpu.toml"
+    )]
     Gpus(GpusArgs),
     /// List zoo models, or show one model's operators and kernels.
-    #[command(after_help = "Examples:\n  tally models\n  tally models bert-base --seq 256\n  \
-                            tally models profiler/examples-models/tiny-mlp.toml")]
+    #[command(
+        after_help = "Examples:\n  tally models\n  tally models bert-base --seq 256\n  \
+                            tally models profiler/examples-models/tiny-mlp.toml"
+    )]
     Models(ModelsArgs),
     /// Profile a model's kernels standalone and in SM-partitioned pairs.
-    #[command(after_help = "Examples:\n  tally profile --model resnet50 --out runs/r50\n  \
+    #[command(
+        after_help = "Examples:\n  tally profile --model resnet50 --out runs/r50\n  \
                             tally profile --model llama2-7b-decode --gpu h100-sxm --kv 4096 --out runs/llama\n  \
-                            tally profile --model my-model.toml --pairs 200 --format both --out runs/mine")]
+                            tally profile --model my-model.toml --pairs 200 --format both --out runs/mine"
+    )]
     Profile(ProfileArgs),
     /// Summarise the interference in profiled datasets (slowdowns, intensity-rule error).
     #[command(after_help = "Examples:\n  tally summary --data runs/r50 --data runs/bert")]

@@ -41,8 +41,12 @@ fn bench(c: &mut Criterion) {
     let stream = sim.prepare(&kernel(4096, 0.0, 8e8, 0.0), 64).expect("fits");
     // Working sets that together overflow the 50 MB L2: the capacity split
     // is solved too (the slowest path).
-    let cached_a = sim.prepare(&kernel(2048, 1e9, 4e8, 40e6), 64).expect("fits");
-    let cached_b = sim.prepare(&kernel(2048, 1e9, 4e8, 30e6), 64).expect("fits");
+    let cached_a = sim
+        .prepare(&kernel(2048, 1e9, 4e8, 40e6), 64)
+        .expect("fits");
+    let cached_b = sim
+        .prepare(&kernel(2048, 1e9, 4e8, 30e6), 64)
+        .expect("fits");
 
     c.bench_function("standalone evaluation", |b| {
         b.iter(|| sim.standalone_us(black_box(&stream)))

@@ -263,7 +263,9 @@ impl KernelSpec {
             return Err("memory.l2_bytes exceeds memory.l1_bytes".into());
         }
         if m.l2_bytes > 0.0 && m.inflight_bytes_per_warp <= 0.0 {
-            return Err("memory.inflight_bytes_per_warp must be > 0 for a kernel that reads memory".into());
+            return Err(
+                "memory.inflight_bytes_per_warp must be > 0 for a kernel that reads memory".into(),
+            );
         }
         Ok(())
     }

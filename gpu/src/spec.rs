@@ -168,7 +168,10 @@ impl GpuSpec {
             ("max_blocks_per_sm", self.max_blocks_per_sm.into()),
             ("max_threads_per_block", self.max_threads_per_block.into()),
             ("registers_per_sm", self.registers_per_sm.into()),
-            ("max_registers_per_thread", self.max_registers_per_thread.into()),
+            (
+                "max_registers_per_thread",
+                self.max_registers_per_thread.into(),
+            ),
             ("register_alloc_unit", self.register_alloc_unit.into()),
             ("shared_mem_per_sm", self.shared_mem_per_sm.into()),
             ("shared_mem_alloc_unit", self.shared_mem_alloc_unit.into()),
@@ -196,7 +199,10 @@ impl GpuSpec {
         ];
         for (field, value) in positive_floats {
             if !(value.is_finite() && value > 0.0) {
-                return Err(bad(field, &format!("must be a positive number, got {value}")));
+                return Err(bad(
+                    field,
+                    &format!("must be a positive number, got {value}"),
+                ));
             }
         }
         if !(self.launch_overhead_us.is_finite() && self.launch_overhead_us >= 0.0) {

@@ -12,7 +12,13 @@ fn kernel() -> impl Strategy<Value = KernelSpec> {
     (
         (1u32..20_000, 1u32..=32, 16u32..=128, 0u32..=48),
         (0.0f64..1e10, 0.0f64..1e11, 0.0f64..1e8),
-        (1e4f64..2e9, 0.05f64..=1.0, 0.0f64..=1.0, 0.0f64..=0.5, 0.0f64..2e8),
+        (
+            1e4f64..2e9,
+            0.05f64..=1.0,
+            0.0f64..=1.0,
+            0.0f64..=0.5,
+            0.0f64..2e8,
+        ),
         128.0f64..4096.0,
     )
         .prop_map(
@@ -149,8 +155,13 @@ fn counters_are_consistent_with_the_model() {
             inflight_bytes_per_warp: 512.0,
         },
     };
-    let m = sim.standalone(&stream, Partition::whole(&gpu)).expect("runs");
-    let c = |name: &str| m.counters.get(tally_gpu::Counter::from_name(name).expect("known"));
+    let m = sim
+        .standalone(&stream, Partition::whole(&gpu))
+        .expect("runs");
+    let c = |name: &str| {
+        m.counters
+            .get(tally_gpu::Counter::from_name(name).expect("known"))
+    };
     assert!((c("gpu__time_duration.sum") - m.duration_us * 1e3).abs() < 1e-6);
     // A copy streams: DRAM busy, nothing hits in L2.
     assert!(c("dram__throughput.avg.pct_of_peak_sustained_elapsed") > 70.0);

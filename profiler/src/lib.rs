@@ -1,7 +1,16 @@
-//! placeholder
+//! tally-profiler: the model zoo and user model files, the lowering of
+//! operators to the kernels real libraries launch, profiling campaigns
+//! (standalone and pair sweeps) and the interference summary of datasets.
+
 pub mod campaign;
 mod lower;
 pub mod model;
 pub mod model_file;
 pub mod summary;
 pub mod zoo;
+
+pub use model::{
+    Dtype, Model, ModelError, ModelParams, OpKind, Operator, OptimizerKind, ParamsOverride, Phase,
+};
+pub use model_file::{load_model_file, parse_model_file};
+pub use zoo::resolve_model;

@@ -13,7 +13,14 @@ pub fn run(args: &ModelsArgs) -> Result<()> {
     let params = params_override(&args.params);
     let Some(name) = &args.name else {
         let mut table = Table::new(&[
-            "model", "phase", "batch", "seq", "kv", "launches", "unique_kernels", "gflops",
+            "model",
+            "phase",
+            "batch",
+            "seq",
+            "kv",
+            "launches",
+            "unique_kernels",
+            "gflops",
         ]);
         for name in zoo::NAMES {
             let model = zoo::build(name, &ParamsOverride::default())?;
@@ -37,8 +44,18 @@ pub fn run(args: &ModelsArgs) -> Result<()> {
 
     let model = zoo::resolve_model(name, &params)?;
     let mut table = Table::new(&[
-        "operator", "repeat", "kernel", "kind", "grid", "block", "regs", "smem", "flops",
-        "dram_bytes", "l2_bytes", "op_id",
+        "operator",
+        "repeat",
+        "kernel",
+        "kind",
+        "grid",
+        "block",
+        "regs",
+        "smem",
+        "flops",
+        "dram_bytes",
+        "l2_bytes",
+        "op_id",
     ]);
     for op in &model.operators {
         for k in op.lower() {

@@ -29,7 +29,10 @@ pub fn run(args: &SummaryArgs) -> Result<()> {
             "memory_memory_mean_slowdown",
             format!("{:.4}", s.memory_memory_mean_slowdown),
         ),
-        ("intensity_rule_mape_pct", format!("{:.2}", s.intensity_rule_mape_pct)),
+        (
+            "intensity_rule_mape_pct",
+            format!("{:.2}", s.intensity_rule_mape_pct),
+        ),
         (
             "intensity_rule_p90_ape_pct",
             format!("{:.2}", s.intensity_rule_p90_ape_pct),

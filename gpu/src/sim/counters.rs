@@ -57,7 +57,9 @@ pub(crate) fn derive(
         (Counter::L2SectorsPct, l2_pct.min(100.0)),
         (
             Counter::L2ThroughputPct,
-            l2_pct.max(pct(p.port_cycles * sm_duty) * k / f64::from(gpu.sm_count)).min(100.0),
+            l2_pct
+                .max(pct(p.port_cycles * sm_duty) * k / f64::from(gpu.sm_count))
+                .min(100.0),
         ),
         (Counter::L2HitRatePct, 100.0 * e.l2_hit_rate),
         (Counter::L2Bytes, kernel.memory.l2_bytes),
@@ -72,9 +74,18 @@ pub(crate) fn derive(
         (Counter::Hfma, w.hfma),
         (Counter::GridSize, blocks),
         (Counter::BlockSize, f64::from(kernel.threads_per_block())),
-        (Counter::RegistersPerThread, f64::from(kernel.registers_per_thread)),
-        (Counter::SharedMemStatic, f64::from(kernel.shared_mem_static)),
-        (Counter::SharedMemDynamic, f64::from(kernel.shared_mem_dynamic)),
+        (
+            Counter::RegistersPerThread,
+            f64::from(kernel.registers_per_thread),
+        ),
+        (
+            Counter::SharedMemStatic,
+            f64::from(kernel.shared_mem_static),
+        ),
+        (
+            Counter::SharedMemDynamic,
+            f64::from(kernel.shared_mem_dynamic),
+        ),
         (Counter::SmCount, k),
         (
             Counter::WavesPerSm,

@@ -20,9 +20,14 @@ mod tests {
     #[test]
     fn keyed_and_centred() {
         assert_eq!(lognormal_factor(1, 0.0, &[3]), 1.0);
-        assert_eq!(lognormal_factor(1, 0.01, &[3]), lognormal_factor(1, 0.01, &[3]));
-        let mean: f64 =
-            (0..5000u64).map(|i| lognormal_factor(9, 0.01, &[i]).ln()).sum::<f64>() / 5000.0;
+        assert_eq!(
+            lognormal_factor(1, 0.01, &[3]),
+            lognormal_factor(1, 0.01, &[3])
+        );
+        let mean: f64 = (0..5000u64)
+            .map(|i| lognormal_factor(9, 0.01, &[i]).ln())
+            .sum::<f64>()
+            / 5000.0;
         assert!(mean.abs() < 1e-3);
     }
 }

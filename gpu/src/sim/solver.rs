@@ -171,8 +171,16 @@ impl Problem<'_> {
             if norm(g) < RESIDUAL_TOL {
                 return x;
             }
-            let h0 = if x.0 + FD_STEP <= RHO_MAX { FD_STEP } else { -FD_STEP };
-            let h1 = if x.1 + FD_STEP <= RHO_MAX { FD_STEP } else { -FD_STEP };
+            let h0 = if x.0 + FD_STEP <= RHO_MAX {
+                FD_STEP
+            } else {
+                -FD_STEP
+            };
+            let h1 = if x.1 + FD_STEP <= RHO_MAX {
+                FD_STEP
+            } else {
+                -FD_STEP
+            };
             let g0 = self.residual((x.0 + h0, x.1));
             let g1 = self.residual((x.0, x.1 + h1));
             let (j00, j10) = ((g0.0 - g.0) / h0, (g0.1 - g.1) / h0);
@@ -267,8 +275,8 @@ fn solve_ordered(path: SharedPath, kernels: &[&PreparedKernel]) -> Solution {
         kernels,
         capacity: [path.l2_size; 2],
     };
-    let contended = kernels.len() == 2
-        && kernels[0].working_set + kernels[1].working_set > path.l2_size;
+    let contended =
+        kernels.len() == 2 && kernels[0].working_set + kernels[1].working_set > path.l2_size;
     // Start from the load the kernels would offer at unloaded latencies,
     // capped below the knee; a low-load pair is then solved at once.
     let unloaded = problem.implied(0.0, 0.0);
@@ -332,7 +340,10 @@ mod tests {
         // Pure memory-bound traffic r / q(rho): the root satisfies rho q = r.
         for r in [0.2, 1.0, 2.0, 8.0] {
             let rho = solve_utilisation(|x| r / queue_factor(x), 0.0);
-            assert!((rho * queue_factor(rho) - r).abs() < 1e-6, "r={r} rho={rho}");
+            assert!(
+                (rho * queue_factor(rho) - r).abs() < 1e-6,
+                "r={r} rho={rho}"
+            );
         }
         assert_eq!(solve_utilisation(|_| 0.0, 0.5), 0.0);
     }

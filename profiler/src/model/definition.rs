@@ -37,10 +37,11 @@ impl Model {
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut out: Vec<(KernelSpec, u32)> = Vec::new();
         for k in self.launches() {
-            match index.get(&k.op_id()) {
+            let id = k.op_id();
+            match index.get(&id) {
                 Some(&i) => out[i].1 += 1,
                 None => {
-                    index.insert(k.op_id(), out.len());
+                    index.insert(id, out.len());
                     out.push((k, 1));
                 }
             }
