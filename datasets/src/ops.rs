@@ -93,26 +93,9 @@ impl OpRecord {
 
     /// Work and memory fields in column order, with their column names.
     pub(crate) fn floats(&self) -> [(&'static str, f64); FLOAT_FIELDS] {
-        let w = &self.kernel.work;
-        let m = &self.kernel.memory;
-        let v = [
-            w.fadd,
-            w.fmul,
-            w.ffma,
-            w.hadd,
-            w.hmul,
-            w.hfma,
-            w.tensor_flops,
-            w.other_warp_insts,
-            m.l1_bytes,
-            m.l2_bytes,
-            m.dram_read_bytes,
-            m.dram_write_bytes,
-            m.l2_working_set,
-            m.inflight_bytes_per_warp,
-        ];
-        let names = float_columns();
-        std::array::from_fn(|i| (names[i], v[i]))
+        let fields = self.kernel.numeric_fields();
+        debug_assert!(fields.iter().zip(float_columns()).all(|(f, c)| f.0 == *c));
+        fields
     }
 }
 

@@ -202,27 +202,33 @@ impl KernelSpec {
         ] {
             h.write(&v.to_le_bytes());
         }
-        let w = &self.work;
-        let m = &self.memory;
-        for v in [
-            w.fadd,
-            w.fmul,
-            w.ffma,
-            w.hadd,
-            w.hmul,
-            w.hfma,
-            w.tensor_flops,
-            w.other_warp_insts,
-            m.l1_bytes,
-            m.l2_bytes,
-            m.dram_read_bytes,
-            m.dram_write_bytes,
-            m.l2_working_set,
-            m.inflight_bytes_per_warp,
-        ] {
+        for (_, v) in self.numeric_fields() {
             h.write(&v.to_bits().to_le_bytes());
         }
         format!("{:016x}", h.finish())
+    }
+
+    /// The work and memory quantities with their names, in one canonical
+    /// order (the `op_id` hash and the dataset columns both use it).
+    pub fn numeric_fields(&self) -> [(&'static str, f64); 14] {
+        let w = &self.work;
+        let m = &self.memory;
+        [
+            ("fadd", w.fadd),
+            ("fmul", w.fmul),
+            ("ffma", w.ffma),
+            ("hadd", w.hadd),
+            ("hmul", w.hmul),
+            ("hfma", w.hfma),
+            ("tensor_flops", w.tensor_flops),
+            ("other_warp_insts", w.other_warp_insts),
+            ("l1_bytes", m.l1_bytes),
+            ("l2_bytes", m.l2_bytes),
+            ("dram_read_bytes", m.dram_read_bytes),
+            ("dram_write_bytes", m.dram_write_bytes),
+            ("l2_working_set", m.l2_working_set),
+            ("inflight_bytes_per_warp", m.inflight_bytes_per_warp),
+        ]
     }
 
     /// Check the spec describes a launch that could exist.
@@ -236,31 +242,14 @@ impl KernelSpec {
                 self.block.count()
             ));
         }
-        let w = &self.work;
-        let m = &self.memory;
-        let values = [
-            ("work.fadd", w.fadd),
-            ("work.fmul", w.fmul),
-            ("work.ffma", w.ffma),
-            ("work.hadd", w.hadd),
-            ("work.hmul", w.hmul),
-            ("work.hfma", w.hfma),
-            ("work.tensor_flops", w.tensor_flops),
-            ("work.other_warp_insts", w.other_warp_insts),
-            ("memory.l1_bytes", m.l1_bytes),
-            ("memory.l2_bytes", m.l2_bytes),
-            ("memory.dram_read_bytes", m.dram_read_bytes),
-            ("memory.dram_write_bytes", m.dram_write_bytes),
-            ("memory.l2_working_set", m.l2_working_set),
-            ("memory.inflight_bytes_per_warp", m.inflight_bytes_per_warp),
-        ];
-        for (field, v) in values {
+        for (field, v) in self.numeric_fields() {
             if !v.is_finite() || v < 0.0 {
                 return Err(format!("{field} must be a finite number >= 0, got {v}"));
             }
         }
+        let m = &self.memory;
         if m.l2_bytes > m.l1_bytes * (1.0 + 1e-9) {
-            return Err("memory.l2_bytes exceeds memory.l1_bytes".into());
+            return Err("l2_bytes exceeds l1_bytes".into());
         }
         if m.l2_bytes > 0.0 && m.inflight_bytes_per_warp <= 0.0 {
             return Err(

@@ -29,8 +29,11 @@ pub(crate) struct Evaluation {
     pub cycles: f64,
     /// Kernel body only (what the bounds combine to), cycles.
     pub body_cycles: f64,
-    /// Latency-bound time of the busiest SM, cycles.
-    pub latency_cycles: f64,
+    /// Derivative of `cycles` with respect to the average access latency
+    /// (the solver's Newton steps use it).
+    pub dcycles_dlatency: f64,
+    /// Share of L2 requests served by DRAM (reads and writes).
+    pub miss_rate: f64,
     /// DRAM bytes read (compulsory + re-reads that missed).
     pub dram_read_bytes: f64,
     /// Fraction of L2 requests that hit.
@@ -164,10 +167,18 @@ impl PreparedKernel {
             latency_cycles,
         );
         let cycles = body + self.overhead_cycles;
+        // d(soft max)/d(t_lat) = (t_lat / body)^3; d(t_lat)/dL = t_lat / L.
+        let dcycles_dlatency = if body > 0.0 && latency > 0.0 {
+            let r = latency_cycles / body;
+            r * r * r * latency_cycles / latency
+        } else {
+            0.0
+        };
         Evaluation {
             cycles,
             body_cycles: body,
-            latency_cycles,
+            dcycles_dlatency,
+            miss_rate,
             dram_read_bytes: dram_read,
             l2_hit_rate: hit_rate,
             l2_rate: self.total_l2_bytes / cycles,

@@ -17,13 +17,27 @@ const MAX_ROOT_STEPS: usize = 60;
 const MAX_OUTER: usize = 40;
 const MAX_NEWTON_STEPS: usize = 40;
 const RESIDUAL_TOL: f64 = 1e-10;
-const FD_STEP: f64 = 1e-7;
 const START_CAP: f64 = 0.9;
 
 /// Latency multiplier at utilisation `rho`.
 #[inline]
 pub(crate) fn queue_factor(rho: f64) -> f64 {
     1.0 + KAPPA * rho * rho / (1.0 - rho)
+}
+
+/// Derivative of `queue_factor`.
+#[inline]
+fn queue_slope(rho: f64) -> f64 {
+    let free = 1.0 - rho;
+    KAPPA * rho * (2.0 - rho) / (free * free)
+}
+
+/// Residual `implied - assumed` of both utilisations and its Jacobian.
+#[derive(Debug, Clone, Copy)]
+struct Linearised {
+    g: (f64, f64),
+    /// `j[r][c]`: derivative of residual `r` with respect to utilisation `c`.
+    j: [[f64; 2]; 2],
 }
 
 /// Capacities of the shared path, in bytes and cycles.
@@ -90,43 +104,30 @@ impl Problem<'_> {
     }
 }
 
-/// Root of the decreasing function `f(rho) - rho` on `[0, RHO_MAX]`, by the
-/// Illinois variant of regula falsi (bracketed, so it always converges).
-fn solve_utilisation(mut implied: impl FnMut(f64) -> f64, guess: f64) -> f64 {
-    let residual = |rho: f64, implied: &mut dyn FnMut(f64) -> f64| implied(rho) - rho;
-    let (mut lo, mut hi) = (0.0, RHO_MAX);
-    let mut f_lo = residual(lo, &mut implied);
-    if f_lo <= 0.0 {
-        return 0.0;
-    }
-    let mut f_hi = residual(hi, &mut implied);
-    if f_hi >= 0.0 {
-        return RHO_MAX;
-    }
-    // A guess inside the bracket tightens it at once.
-    if guess > lo && guess < hi {
-        let f = residual(guess, &mut implied);
-        if f > 0.0 {
-            (lo, f_lo) = (guess, f);
-        } else {
-            (hi, f_hi) = (guess, f);
-        }
-    }
+/// Root of a decreasing `f` bracketed by `f(lo) > 0 > f(hi)`, by the
+/// Illinois variant of regula falsi (bracketed, so it always converges;
+/// superlinear, so it converges fast).
+fn illinois(
+    mut f: impl FnMut(f64) -> f64,
+    (mut lo, mut f_lo): (f64, f64),
+    (mut hi, mut f_hi): (f64, f64),
+    tol: f64,
+) -> f64 {
     let mut side = 0i8;
     for _ in 0..MAX_ROOT_STEPS {
         let x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
-        let f = residual(x, &mut implied);
-        if f.abs() < RHO_TOL || hi - lo < RHO_TOL {
+        let fx = f(x);
+        if fx.abs() < tol || hi - lo < tol {
             return x;
         }
-        if f > 0.0 {
-            (lo, f_lo) = (x, f);
+        if fx > 0.0 {
+            (lo, f_lo) = (x, fx);
             if side == 1 {
                 f_hi *= 0.5;
             }
             side = 1;
         } else {
-            (hi, f_hi) = (x, f);
+            (hi, f_hi) = (x, fx);
             if side == -1 {
                 f_lo *= 0.5;
             }
@@ -134,6 +135,29 @@ fn solve_utilisation(mut implied: impl FnMut(f64) -> f64, guess: f64) -> f64 {
         }
     }
     0.5 * (lo + hi)
+}
+
+/// Root of the decreasing function `implied(rho) - rho` on `[0, RHO_MAX]`.
+fn solve_utilisation(mut implied: impl FnMut(f64) -> f64, guess: f64) -> f64 {
+    let mut residual = |rho: f64| implied(rho) - rho;
+    let (mut lo, mut hi) = ((0.0, residual(0.0)), (RHO_MAX, 0.0));
+    if lo.1 <= 0.0 {
+        return 0.0;
+    }
+    hi.1 = residual(RHO_MAX);
+    if hi.1 >= 0.0 {
+        return RHO_MAX;
+    }
+    // A guess inside the bracket tightens it at once.
+    if guess > lo.0 && guess < hi.0 {
+        let f = residual(guess);
+        if f > 0.0 {
+            lo = (guess, f);
+        } else {
+            hi = (guess, f);
+        }
+    }
+    illinois(residual, lo, hi, RHO_TOL)
 }
 
 /// The L2 capacity kernel 0 would hold if the kernels held capacity in
@@ -150,56 +174,65 @@ fn capacity_target(size: f64, working_sets: [f64; 2], insertion: [f64; 2]) -> f6
 }
 
 impl Problem<'_> {
-    /// Residual of the utilisation fixed point: implied minus assumed.
-    fn residual(&self, rho: (f64, f64)) -> (f64, f64) {
-        let (l2, dram) = self.implied(rho.0, rho.1);
-        (l2 - rho.0, dram - rho.1)
+    /// Residual of the utilisation fixed point (implied minus assumed) and
+    /// its exact Jacobian: each kernel's duration depends on the
+    /// utilisations only through its average access latency.
+    fn linearise(&self, rho: (f64, f64)) -> Linearised {
+        let p = &self.path;
+        let evals = self.evaluate(rho.0, rho.1);
+        let dl_l2 = p.l2_latency * queue_slope(rho.0);
+        let dl_dram = p.dram_latency * queue_slope(rho.1);
+        let mut out = Linearised {
+            g: (-rho.0, -rho.1),
+            j: [[-1.0, 0.0], [0.0, -1.0]],
+        };
+        for e in &evals[..self.kernels.len()] {
+            let dt = [
+                e.dcycles_dlatency * dl_l2,
+                e.dcycles_dlatency * e.miss_rate * dl_dram,
+            ];
+            let rates = [e.l2_rate / p.l2_bandwidth, e.dram_rate / p.dram_bandwidth];
+            for r in 0..2 {
+                for c in 0..2 {
+                    out.j[r][c] -= rates[r] / e.cycles * dt[c];
+                }
+            }
+            out.g.0 += rates[0];
+            out.g.1 += rates[1];
+        }
+        out
     }
 
     /// Utilisations consistent with the current capacity split, by a
-    /// safeguarded two-dimensional Newton iteration from `start` (finite-
-    /// difference Jacobian, backtracking that keeps the residual falling and
-    /// the point inside the box). Both residuals fall in both utilisations,
-    /// so the root is unique and Newton converges in a few steps; if it ever
-    /// stalls, alternating bracketed roots finish the job.
+    /// safeguarded Newton iteration from `start` (backtracking keeps the
+    /// residual falling and the point inside the box). Both residuals fall
+    /// in both utilisations, so the root is unique and Newton converges in a
+    /// few steps; should it ever stall, alternating bracketed roots finish.
     fn solve_utilisations(&self, start: (f64, f64)) -> (f64, f64) {
         let norm = |g: (f64, f64)| g.0.abs().max(g.1.abs());
         let clamp = |r: f64| r.clamp(0.0, RHO_MAX);
         let mut x = (clamp(start.0), clamp(start.1));
-        let mut g = self.residual(x);
+        let mut lin = self.linearise(x);
         for _ in 0..MAX_NEWTON_STEPS {
-            if norm(g) < RESIDUAL_TOL {
+            if norm(lin.g) < RESIDUAL_TOL {
                 return x;
             }
-            let h0 = if x.0 + FD_STEP <= RHO_MAX {
-                FD_STEP
-            } else {
-                -FD_STEP
-            };
-            let h1 = if x.1 + FD_STEP <= RHO_MAX {
-                FD_STEP
-            } else {
-                -FD_STEP
-            };
-            let g0 = self.residual((x.0 + h0, x.1));
-            let g1 = self.residual((x.0, x.1 + h1));
-            let (j00, j10) = ((g0.0 - g.0) / h0, (g0.1 - g.1) / h0);
-            let (j01, j11) = ((g1.0 - g.0) / h1, (g1.1 - g.1) / h1);
+            let [[j00, j01], [j10, j11]] = lin.j;
             let det = j00 * j11 - j01 * j10;
             if !det.is_finite() || det.abs() < 1e-300 {
                 break;
             }
             let step = (
-                (-g.0 * j11 + g.1 * j01) / det,
-                (-g.1 * j00 + g.0 * j10) / det,
+                (-lin.g.0 * j11 + lin.g.1 * j01) / det,
+                (-lin.g.1 * j00 + lin.g.0 * j10) / det,
             );
             let mut t = 1.0;
             let mut accepted = false;
             for _ in 0..30 {
                 let candidate = (clamp(x.0 + t * step.0), clamp(x.1 + t * step.1));
-                let gc = self.residual(candidate);
-                if norm(gc) < norm(g) {
-                    (x, g) = (candidate, gc);
+                let next = self.linearise(candidate);
+                if norm(next.g) < norm(lin.g) {
+                    (x, lin) = (candidate, next);
                     accepted = true;
                     break;
                 }
@@ -287,37 +320,20 @@ fn solve_ordered(path: SharedPath, kernels: &[&PreparedKernel]) -> Solution {
         // bracketed root is unique.
         let size = path.l2_size;
         let ws = [kernels[0].working_set, kernels[1].working_set];
-        let (mut lo, mut hi) = ((size - ws[1]).max(0.0), ws[0].min(size));
-        let mut f_lo = problem.capacity_residual(lo, &mut rho);
-        let mut f_hi = problem.capacity_residual(hi, &mut rho);
+        let (lo, hi) = ((size - ws[1]).max(0.0), ws[0].min(size));
+        let f_lo = problem.capacity_residual(lo, &mut rho);
+        let f_hi = problem.capacity_residual(hi, &mut rho);
         let mut c0 = if f_lo <= 0.0 {
             lo
         } else if f_hi >= 0.0 {
             hi
         } else {
-            let mut side = 0i8;
-            let mut x = lo;
-            for _ in 0..MAX_ROOT_STEPS {
-                x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
-                let f = problem.capacity_residual(x, &mut rho);
-                if f.abs() < size * 1e-9 || hi - lo < size * 1e-9 {
-                    break;
-                }
-                if f > 0.0 {
-                    (lo, f_lo) = (x, f);
-                    if side == 1 {
-                        f_hi *= 0.5;
-                    }
-                    side = 1;
-                } else {
-                    (hi, f_hi) = (x, f);
-                    if side == -1 {
-                        f_lo *= 0.5;
-                    }
-                    side = -1;
-                }
-            }
-            x
+            illinois(
+                |c| problem.capacity_residual(c, &mut rho),
+                (lo, f_lo),
+                (hi, f_hi),
+                size * 1e-9,
+            )
         };
         c0 = c0.clamp(0.0, size);
         problem.capacity = [c0, size - c0];
