@@ -192,9 +192,9 @@ impl Problem<'_> {
                 e.dcycles_dlatency * e.miss_rate * dl_dram,
             ];
             let rates = [e.l2_rate / p.l2_bandwidth, e.dram_rate / p.dram_bandwidth];
-            for r in 0..2 {
-                for c in 0..2 {
-                    out.j[r][c] -= rates[r] / e.cycles * dt[c];
+            for (row, rate) in out.j.iter_mut().zip(rates) {
+                for (entry, d) in row.iter_mut().zip(dt) {
+                    *entry -= rate / e.cycles * d;
                 }
             }
             out.g.0 += rates[0];
