@@ -118,9 +118,13 @@ impl Backend for SimBackend {
         let solution = solve(self.path, &[&prepared_a, &prepared_b]);
         let (key_a, key_b) = (noise_key(a), noise_key(b));
         let (sa, sb) = (u64::from(pa.sm_count), u64::from(pb.sm_count));
-        // Distinct streams per side; the tag keeps them apart from standalone.
+        // Each side's noise is keyed by (self, co-runner), so (a, b) and
+        // (b, a) draw the same; the tag keeps pair draws apart from
+        // standalone ones, and apart from each other when both sides are the
+        // same kernel on the same size (still two separate measurements).
+        let tag_b = if (key_a, sa) == (key_b, sb) { 2 } else { 1 };
         let ma = self.measurement(a, &prepared_a, &solution, 0, &[key_a, sa, key_b, sb, 1]);
-        let mb = self.measurement(b, &prepared_b, &solution, 1, &[key_b, sb, key_a, sa, 1]);
+        let mb = self.measurement(b, &prepared_b, &solution, 1, &[key_b, sb, key_a, sa, tag_b]);
         Ok((ma, mb))
     }
 }
