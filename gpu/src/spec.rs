@@ -25,7 +25,7 @@ impl PartitionRule {
     /// Whether a partition of `sms` SMs can be made on a GPU with `total` SMs.
     /// The whole device is always allowed, aligned or not.
     pub fn allows(&self, sms: u32, total: u32) -> bool {
-        sms == total || (sms >= self.min_sms && sms <= total && sms % self.step == 0)
+        sms == total || (sms >= self.min_sms && sms <= total && sms.is_multiple_of(self.step))
     }
 
     /// Every allowed partition size, ascending, ending with the whole device.
@@ -208,7 +208,7 @@ impl GpuSpec {
         if !(self.launch_overhead_us.is_finite() && self.launch_overhead_us >= 0.0) {
             return Err(bad("launch_overhead_us", "must be >= 0"));
         }
-        if self.max_threads_per_sm % 32 != 0 {
+        if !self.max_threads_per_sm.is_multiple_of(32) {
             return Err(bad("max_threads_per_sm", "must be a multiple of 32"));
         }
         if self.partition.min_sms > self.sm_count {
