@@ -28,7 +28,7 @@ impl fmt::Display for Location {
 /// Everything that can go wrong with a run directory.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    #[error("`{}`: {source}", path.display())]
+    #[error("`{}`", path.display())]
     Io {
         path: PathBuf,
         #[source]

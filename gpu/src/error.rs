@@ -8,7 +8,7 @@ pub enum GpuError {
     #[error("unknown GPU `{name}`: valid presets are {valid}, or a path to a GPU spec .toml file")]
     UnknownGpu { name: String, valid: String },
 
-    #[error("failed to read GPU spec `{path}`: {source}")]
+    #[error("failed to read GPU spec `{path}`")]
     ReadSpec {
         path: PathBuf,
         source: std::io::Error,

@@ -27,7 +27,9 @@ pub struct InterferenceSummary {
     pub slowdown_p90: f64,
     pub slowdown_p99: f64,
     pub slowdown_max: f64,
-    /// Mean slowdown of the sides of memory-bound with memory-bound pairs.
+    /// Mean slowdown of the sides of pairs by their labels.
+    pub compute_compute_mean_slowdown: f64,
+    pub compute_memory_mean_slowdown: f64,
     pub memory_memory_mean_slowdown: f64,
     /// Mean absolute percentage error of the intensity rule on the
     /// co-located latencies.
@@ -48,7 +50,23 @@ struct Side {
     slowdown: f64,
     solo_us: f64,
     co_us: f64,
-    both_memory: bool,
+    /// How many of the pair's two kernels are memory-bound.
+    memory_bound: u8,
+}
+
+/// Mean slowdown of the sides whose pair has `memory_bound` memory-bound
+/// kernels (1.0 when there are none).
+fn mean_slowdown(sides: &[Side], memory_bound: u8) -> f64 {
+    let xs: Vec<f64> = sides
+        .iter()
+        .filter(|s| s.memory_bound == memory_bound)
+        .map(|s| s.slowdown)
+        .collect();
+    if xs.is_empty() {
+        1.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
 }
 
 /// Value at quantile `q` of sorted `xs` (nearest rank).
@@ -81,18 +99,19 @@ pub fn summarize(datasets: &[Dataset]) -> Result<InterferenceSummary, SummaryErr
                         op: op.to_string(),
                     })
             };
-            let both_memory = label(&p.op_a)? == Bound::Memory && label(&p.op_b)? == Bound::Memory;
+            let memory_bound = u8::from(label(&p.op_a)? == Bound::Memory)
+                + u8::from(label(&p.op_b)? == Bound::Memory);
             sides.push(Side {
                 slowdown: p.slowdown_a,
                 solo_us: p.solo_a_us,
                 co_us: p.duration_a_us,
-                both_memory,
+                memory_bound,
             });
             sides.push(Side {
                 slowdown: p.slowdown_b,
                 solo_us: p.solo_b_us,
                 co_us: p.duration_b_us,
-                both_memory,
+                memory_bound,
             });
             pair_rows += 1;
         }
@@ -101,20 +120,11 @@ pub fn summarize(datasets: &[Dataset]) -> Result<InterferenceSummary, SummaryErr
         return Err(SummaryError::Empty);
     }
 
-    let mm: Vec<f64> = sides
-        .iter()
-        .filter(|s| s.both_memory)
-        .map(|s| s.slowdown)
-        .collect();
-    let mm_mean = if mm.is_empty() {
-        1.0
-    } else {
-        mm.iter().sum::<f64>() / mm.len() as f64
-    };
+    let mm_mean = mean_slowdown(&sides, 2);
     let mut ape: Vec<f64> = sides
         .iter()
         .map(|s| {
-            let predicted = s.solo_us * if s.both_memory { mm_mean } else { 1.0 };
+            let predicted = s.solo_us * if s.memory_bound == 2 { mm_mean } else { 1.0 };
             100.0 * (predicted - s.co_us).abs() / s.co_us
         })
         .collect();
@@ -134,6 +144,8 @@ pub fn summarize(datasets: &[Dataset]) -> Result<InterferenceSummary, SummaryErr
         slowdown_p90: quantile(&slowdowns, 0.9),
         slowdown_p99: quantile(&slowdowns, 0.99),
         slowdown_max: slowdowns[slowdowns.len() - 1],
+        compute_compute_mean_slowdown: mean_slowdown(&sides, 0),
+        compute_memory_mean_slowdown: mean_slowdown(&sides, 1),
         memory_memory_mean_slowdown: mm_mean,
         intensity_rule_mape_pct: mape,
         intensity_rule_p90_ape_pct: quantile(&ape, 0.9),

@@ -15,7 +15,7 @@ pub fn run(args: &SummaryArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let s = summarize(&datasets)?;
     let mut table = Table::new(&["metric", "value"]);
-    let rows: [(&str, String); 13] = [
+    let rows: [(&str, String); 15] = [
         ("runs", s.runs.to_string()),
         ("pair_rows", s.pair_rows.to_string()),
         ("compute_bound_ops", s.compute_bound_ops.to_string()),
@@ -25,6 +25,14 @@ pub fn run(args: &SummaryArgs) -> Result<()> {
         ("slowdown_p90", format!("{:.4}", s.slowdown_p90)),
         ("slowdown_p99", format!("{:.4}", s.slowdown_p99)),
         ("slowdown_max", format!("{:.4}", s.slowdown_max)),
+        (
+            "compute_compute_mean_slowdown",
+            format!("{:.4}", s.compute_compute_mean_slowdown),
+        ),
+        (
+            "compute_memory_mean_slowdown",
+            format!("{:.4}", s.compute_memory_mean_slowdown),
+        ),
         (
             "memory_memory_mean_slowdown",
             format!("{:.4}", s.memory_memory_mean_slowdown),

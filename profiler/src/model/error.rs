@@ -46,7 +46,7 @@ pub enum ModelError {
         reason: String,
     },
 
-    #[error("{}: cannot read model file: {source}", .path.display())]
+    #[error("{}: cannot read model file", .path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
