@@ -12,5 +12,7 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 
 echo "== cargo test"
-# --workspace also builds the `tally` binary the end-to-end tests run.
+# The end-to-end tests (tests/) run the `tally` binary, which `cargo test`
+# does not build for another package: build it first.
+cargo build --release -p tally-cli
 cargo test --workspace --release

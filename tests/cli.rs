@@ -15,9 +15,27 @@ fn repo() -> PathBuf {
         .to_path_buf()
 }
 
+/// The `tally` binary of the profile these tests were built in: cargo does
+/// not build another package's binary for `cargo test`, so scripts/test.sh
+/// builds it first.
+fn tally_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>");
+    let bin = profile_dir.join(format!("tally{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "`{}` is missing: build it first with `cargo build -p tally-cli` in the same profile \
+         as the tests (scripts/test.sh does)",
+        bin.display()
+    );
+    bin
+}
+
 fn tally() -> Command {
-    let mut cmd = Command::cargo_bin("tally")
-        .expect("the `tally` binary is built by `cargo test --workspace` (run scripts/test.sh)");
+    let mut cmd = Command::new(tally_binary());
     cmd.current_dir(repo())
         .env_remove("TALLY_GPU")
         .env_remove("TALLY_BACKEND");
