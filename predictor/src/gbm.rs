@@ -1,0 +1,157 @@
+//! The non-linear model: gradient-boosted regression trees on the pair
+//! features, trained with the `perpetual` crate and flattened into a
+//! `Forest`.
+//!
+//! Why boosted trees rather than a small MLP: the features are a few dozen
+//! heterogeneous tabular quantities (fractions, byte ratios, queueing
+//! pressures) whose effect switches regime (a working set fits or not, a
+//! path saturates or not) — what trees split on directly; boosting needs no
+//! feature scaling, trains in seconds on 100k+ rows on one core, and a tree
+//! walk is a few dozen comparisons at run time. `perpetual` is a maintained
+//! pure-Rust GBM whose single `budget` knob replaces the usual learning-rate
+//! / depth / rounds search, so the model needs no per-dataset tuning (linfa
+//! has no boosting or regression trees).
+
+use std::collections::HashMap;
+
+use perpetual::objective::Objective;
+use perpetual::{Matrix, PerpetualBooster};
+
+use crate::error::{PredictorError, Result};
+use crate::features::N_FEATURES;
+use crate::forest::{Forest, Node, LEAF};
+
+/// Model complexity budget (perpetual's one hyper-parameter).
+pub const DEFAULT_BUDGET: f32 = 1.0;
+
+/// Fit boosted trees on row-major `x` and targets `y`, single-threaded
+/// (deterministic, and the figure the README quotes is for one core).
+pub fn fit(x: &[f64], y: &[f64], budget: f32, seed: u64) -> Result<Forest> {
+    let booster = train(x, y, budget, seed)?;
+    flatten(&booster).map_err(|message| PredictorError::Training {
+        method: "gbm".to_string(),
+        message,
+    })
+}
+
+fn train(x: &[f64], y: &[f64], budget: f32, seed: u64) -> Result<PerpetualBooster> {
+    let n = y.len();
+    let fail = |message: String| PredictorError::Training {
+        method: "gbm".to_string(),
+        message,
+    };
+    if n < 2 {
+        return Err(fail(format!("needs at least 2 samples, got {n}")));
+    }
+    // perpetual takes a column-major matrix.
+    let mut columns = vec![0.0; n * N_FEATURES];
+    for (i, row) in x.chunks_exact(N_FEATURES).enumerate() {
+        for (j, v) in row.iter().enumerate() {
+            columns[j * n + i] = *v;
+        }
+    }
+    let data = Matrix::new(&columns, n, N_FEATURES);
+    let mut booster = PerpetualBooster::default()
+        .set_objective(Objective::SquaredLoss)
+        .set_budget(budget)
+        .set_num_threads(Some(1))
+        .set_seed(seed);
+    booster
+        .fit(&data, y, None, None)
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(booster)
+}
+
+/// Copy the booster's trees into one node array, each tree's nodes in
+/// breadth-first order so that children always follow their parent.
+fn flatten(booster: &PerpetualBooster) -> std::result::Result<Forest, String> {
+    let mut forest = Forest {
+        base: booster.base_score,
+        roots: Vec::new(),
+        nodes: Vec::new(),
+    };
+    for tree in booster.get_prediction_trees() {
+        let root = forest.nodes.len();
+        forest.roots.push(root as u32);
+        // Perpetual numbers nodes in a map; renumber breadth-first.
+        let mut order: Vec<usize> = vec![0];
+        let mut position: HashMap<usize, usize> = HashMap::new();
+        let mut k = 0;
+        while k < order.len() {
+            let id = order[k];
+            position.insert(id, root + k);
+            let node = tree
+                .nodes
+                .get(&id)
+                .ok_or_else(|| format!("tree refers to missing node {id}"))?;
+            if !node.is_leaf {
+                order.push(node.left_child);
+                order.push(node.right_child);
+            }
+            k += 1;
+        }
+        for &id in &order {
+            let node = &tree.nodes[&id];
+            if node.is_leaf {
+                forest.nodes.push(Node {
+                    feature: LEAF,
+                    threshold: 0.0,
+                    left: 0,
+                    right: 0,
+                    value: f64::from(node.weight_value),
+                });
+            } else {
+                if node.left_cats.is_some() {
+                    return Err("categorical splits are not supported".to_string());
+                }
+                forest.nodes.push(Node {
+                    feature: u16::try_from(node.split_feature)
+                        .map_err(|_| "split feature index too large".to_string())?,
+                    threshold: node.split_value,
+                    left: position[&node.left_child] as u32,
+                    right: position[&node.right_child] as u32,
+                    value: 0.0,
+                });
+            }
+        }
+    }
+    forest.check(N_FEATURES)?;
+    Ok(forest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flattened_forest_predicts_like_the_booster() {
+        let mut rng = tally_gpu::rng::SplitMix64::new(3);
+        let n = 2000;
+        let mut x = vec![0.0; n * N_FEATURES];
+        for v in &mut x {
+            *v = rng.next_f64();
+        }
+        let y: Vec<f64> = x
+            .chunks_exact(N_FEATURES)
+            .map(|r| if r[3] > 0.5 { r[5] * 2.0 } else { r[7] })
+            .collect();
+        let booster = train(&x, &y, 0.5, 0).expect("fit");
+        let forest = flatten(&booster).expect("flatten");
+        assert!(forest.roots.len() > 1);
+        let mut columns = vec![0.0; n * N_FEATURES];
+        for (i, row) in x.chunks_exact(N_FEATURES).enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                columns[j * n + i] = *v;
+            }
+        }
+        let reference = booster.predict(&Matrix::new(&columns, n, N_FEATURES), false);
+        let mut err = 0.0;
+        for ((row, t), r) in x.chunks_exact(N_FEATURES).zip(&y).zip(&reference) {
+            let f: [f64; N_FEATURES] = row.try_into().expect("row");
+            let p = forest.predict(&f);
+            assert!((p - r).abs() < 1e-9, "flattened {p} vs booster {r}");
+            err += (p - t).abs();
+        }
+        assert!(err / (n as f64) < 0.1, "mean error {}", err / n as f64);
+    }
+}

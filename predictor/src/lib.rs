@@ -1,0 +1,37 @@
+//! tally-predictor: the memory-path-contention predictor. From the
+//! standalone Nsight Compute counters of two operators on their own SM
+//! partitions it predicts each one's latency when they are co-located,
+//! before co-locating them (PairSight-style).
+//!
+//! * `profile` / `features` — counters to per-side demands, and the pair
+//!   features (demands, their interactions, combined demand against the
+//!   shared path's capacity);
+//! * `linear` (interpretable, per-resource terms, linfa elastic net) and
+//!   `gbm` (boosted trees, perpetual) — the learned models; `baselines` —
+//!   scaling curve, intensity rule, iGniter;
+//! * `eval` — random, leave-one-model-out and few-shot splits (`adapt`);
+//! * `model_file` — versioned JSON; `runtime` — the allocation-free
+//!   predictor for the scheduler; `predict` — latencies over SM splits.
+
+pub mod adapt;
+pub mod baselines;
+mod error;
+pub mod eval;
+pub mod features;
+pub mod forest;
+pub mod gbm;
+pub mod linear;
+pub mod model_file;
+pub mod models;
+pub mod predict;
+pub mod profile;
+pub mod runtime;
+pub mod samples;
+pub mod train;
+
+pub use error::{PredictorError, Result};
+pub use model_file::ModelFile;
+pub use models::{Method, Models, TrainConfig};
+pub use profile::{GpuContext, SideProfile};
+pub use runtime::RuntimePredictor;
+pub use samples::Samples;

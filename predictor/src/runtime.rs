@@ -1,0 +1,78 @@
+//! `RuntimePredictor`: the compact predictor the scheduler calls on its
+//! decision path. It holds one learned method flattened (linear weights in
+//! a fixed array, or the trees' node array) and the GPU constants of the
+//! features; a prediction builds the feature vector on the stack and
+//! allocates nothing.
+
+use crate::features::{pair_features, N_FEATURES};
+use crate::forest::Forest;
+use crate::model_file::ModelFile;
+use crate::models::Method;
+use crate::profile::{GpuContext, SideProfile};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Compact {
+    Linear { bias: f64, weights: [f64; N_FEATURES] },
+    Trees(Forest),
+}
+
+/// A learned method ready for allocation-free predictions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimePredictor {
+    gpu: GpuContext,
+    method: Method,
+    model: Compact,
+}
+
+impl RuntimePredictor {
+    /// The model file's `method` (its default if `None`); `None` back if
+    /// that method is not in the file or is not a learned one.
+    pub fn from_model(file: &ModelFile, method: Option<Method>) -> Option<RuntimePredictor> {
+        let method = method.unwrap_or(file.default_method);
+        let model = match method {
+            Method::Linear => {
+                let m = file.models.linear.as_ref()?;
+                let weights: [f64; N_FEATURES] = m.weights.as_slice().try_into().ok()?;
+                Compact::Linear {
+                    bias: m.bias,
+                    weights,
+                }
+            }
+            Method::Gbm => Compact::Trees(file.models.gbm.clone()?),
+            _ => return None,
+        };
+        Some(RuntimePredictor {
+            gpu: GpuContext::of(&file.gpu),
+            method,
+            model,
+        })
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// Predicted slowdown of `a` while `b` runs on the other partition.
+    #[inline]
+    pub fn slowdown(&self, a: &SideProfile, b: &SideProfile) -> f64 {
+        let f = pair_features(a, b, &self.gpu);
+        let log = match &self.model {
+            Compact::Linear { bias, weights } => {
+                bias + weights.iter().zip(&f).map(|(w, x)| w * x).sum::<f64>()
+            }
+            Compact::Trees(forest) => forest.predict(&f),
+        };
+        // A co-runner never speeds a kernel up; a fitted model may dip below
+        // zero within its noise.
+        log.max(0.0).exp()
+    }
+
+    /// Predicted co-located latencies (microseconds) of both sides.
+    #[inline]
+    pub fn co_located_us(&self, a: &SideProfile, b: &SideProfile) -> (f64, f64) {
+        (
+            a.duration_us * self.slowdown(a, b),
+            b.duration_us * self.slowdown(b, a),
+        )
+    }
+}
