@@ -389,3 +389,182 @@ fn an_existing_run_is_not_overwritten_without_force() {
         .stderr(predicate::str::contains("--force"));
     profile(true).success();
 }
+
+/// Profile `model` on h100-sxm with `pairs` sampled pairs into `dir`.
+fn profile_small(model: &str, pairs: &str, dir: &Path) {
+    tally()
+        .args([
+            "profile", "--model", model, "--pairs", pairs, "--quiet", "--out",
+        ])
+        .arg(dir)
+        .assert()
+        .success();
+}
+
+#[test]
+fn train_eval_predict_on_a_small_dataset() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let (r50, bert, mlp) = (
+        tmp.path().join("r50"),
+        tmp.path().join("bert"),
+        tmp.path().join("mlp"),
+    );
+    profile_small("resnet50", "60", &r50);
+    profile_small("bert-base", "60", &bert);
+    profile_small("profiler/examples-models/tiny-mlp.toml", "30", &mlp);
+    let model = tmp.path().join("model.json");
+    tally()
+        .args(["train", "--gbm-trees", "60", "--data"])
+        .args([&r50, &bert, &mlp])
+        .arg("--out")
+        .arg(&model)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("default method:")
+                .and(predicate::str::contains("held-out MAPE")),
+        );
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).expect("model file")).expect("json");
+    assert_eq!(file["format"], "tally-predictor");
+    assert_eq!(file["gpu"]["name"], "h100-sxm");
+    assert_eq!(
+        file["training_data"].as_array().expect("provenance").len(),
+        3
+    );
+
+    // Evaluation: every method on every split, as JSON.
+    let out = tally()
+        .args(["eval", "--gbm-trees", "60", "--format", "json", "--data"])
+        .args([&r50, &bert, &mlp])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let find = |split: &str, held: &str, k: u64, method: &str| {
+        rows.iter()
+            .find(|r| {
+                r["split"] == split && r["held_out"] == held && r["k"] == k && r["method"] == method
+            })
+            .and_then(|r| r["mape_pct"].as_f64())
+            .unwrap_or_else(|| panic!("no row {split}/{held}/{k}/{method}"))
+    };
+    let gbm = find("random", "all", 0, "gbm");
+    let rule = find("random", "all", 0, "intensity-rule");
+    assert!(
+        gbm < rule,
+        "learned {gbm} % must beat the intensity rule {rule} %"
+    );
+    for held in ["resnet50", "bert-base", "tiny-mlp", "all"] {
+        find("loo", held, 0, "linear");
+        for k in [5, 10, 20] {
+            assert!(find("fewshot", held, k, "gbm").is_finite());
+        }
+    }
+
+    // One pair over every split, with the linear model's explanation.
+    let out = tally()
+        .args(["predict", "--predictor"])
+        .arg(&model)
+        .arg("--data")
+        .arg(&r50)
+        .args(["--a", "0", "--b", "1", "--explain", "--format", "csv"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf8");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    assert!(
+        header.contains(&"co_a_us") && header.contains(&"l2_bandwidth") && header.contains(&"dram")
+    );
+    let body: Vec<&str> = lines.collect();
+    assert!(body.len() >= 10, "every allowed split: {body:?}");
+    assert_eq!(
+        body.iter().filter(|l| l.contains(",*,")).count(),
+        1,
+        "one best split"
+    );
+
+    // A pairs file with fixed splits.
+    let pairs = tmp.path().join("pairs.csv");
+    std::fs::write(&pairs, "op_a,op_b,sm_a,sm_b\n0,1,64,64\n1,0,32,96\n").expect("write");
+    let out = tally()
+        .args(["predict", "--format", "csv", "--predictor"])
+        .arg(&model)
+        .arg("--data")
+        .arg(&r50)
+        .arg("--pairs")
+        .arg(&pairs)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
+
+    // Bad input: a pairs file with a broken row, data from another GPU, a
+    // file that is not a model.
+    std::fs::write(&pairs, "op_a,op_b,sm_a,sm_b\n0,1,64,64\n0,1,lots,64\n").expect("write");
+    tally()
+        .args(["predict", "--predictor"])
+        .arg(&model)
+        .arg("--data")
+        .arg(&r50)
+        .arg("--pairs")
+        .arg(&pairs)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pairs.csv").and(predicate::str::contains("line 3")));
+    let a100 = tmp.path().join("a100");
+    tally()
+        .args([
+            "profile",
+            "--model",
+            "resnet50",
+            "--gpu",
+            "a100-40gb",
+            "--pairs",
+            "5",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&a100)
+        .assert()
+        .success();
+    tally()
+        .args(["predict", "--a", "0", "--b", "1", "--predictor"])
+        .arg(&model)
+        .arg("--data")
+        .arg(&a100)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("trained for `h100-sxm`"));
+    tally()
+        .args(["train", "--data"])
+        .args([&r50, &a100])
+        .arg("--out")
+        .arg(tmp.path().join("mixed.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("different GPUs"));
+    assert!(!tmp.path().join("mixed.json").exists());
+    tally()
+        .args(["predict", "--a", "0", "--b", "1", "--predictor"])
+        .arg(&pairs)
+        .arg("--data")
+        .arg(&r50)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("pairs.csv").and(predicate::str::contains("not JSON")));
+}

@@ -43,6 +43,24 @@ pub enum Command {
     /// Summarise the interference in profiled datasets (slowdowns, intensity-rule error).
     #[command(after_help = "Examples:\n  tally summary --data runs/r50 --data runs/bert")]
     Summary(SummaryArgs),
+    /// Train the contention predictor on profiled datasets and write a model file.
+    #[command(
+        after_help = "Examples:\n  tally train --data runs/r50 --data runs/bert --out r50-bert.json\n  \
+                            tally train --data runs/zoo/* --method linear --out linear.json"
+    )]
+    Train(TrainArgs),
+    /// Evaluate every method on random, leave-one-model-out and few-shot splits.
+    #[command(
+        after_help = "Examples:\n  tally eval --data runs/r50 --data runs/bert\n  \
+                            tally eval --data runs/zoo/* --split loo --format csv > loo.csv"
+    )]
+    Eval(EvalArgs),
+    /// Predict co-located latencies of operator pairs over the GPU's SM splits.
+    #[command(
+        after_help = "Examples:\n  tally predict --predictor model.json --data runs/r50 --a 0 --b 3 --explain\n  \
+                            tally predict --predictor model.json --data runs/r50 --pairs pairs.csv --format csv"
+    )]
+    Predict(PredictArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -141,6 +159,89 @@ pub struct SummaryArgs {
     /// A dataset directory written by `tally profile` (repeatable).
     #[arg(long, required = true)]
     pub data: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct LearnerArgs {
+    /// Seed of the validation split and the learners.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Boosting rounds of the gradient-boosted trees.
+    #[arg(long, default_value_t = tally_predictor::gbm::DEFAULT_TREES)]
+    pub gbm_trees: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// A dataset directory written by `tally profile` (repeatable; all from one GPU).
+    #[arg(long, required = true, num_args = 1..)]
+    pub data: Vec<PathBuf>,
+    /// `pairsight` (both learned models, the better one by validation is the
+    /// default), `linear`, `gbm`, or `all` (same as pairsight). The baselines
+    /// are always fitted.
+    #[arg(long, default_value = "pairsight")]
+    pub method: String,
+    #[command(flatten)]
+    pub learner: LearnerArgs,
+    /// Model file to write (JSON).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A dataset directory written by `tally profile` (repeatable; all from one GPU).
+    #[arg(long, required = true, num_args = 1..)]
+    pub data: Vec<PathBuf>,
+    /// `random` (seeded 20 % of pair rows held out), `loo` (each model held
+    /// out), `fewshot` (held out, K = 0, 5, 10, 20 pair rows measured) or `all`.
+    #[arg(long, default_value = "all")]
+    pub split: String,
+    /// Learned methods to evaluate: `pairsight`, `linear`, `gbm` or `all`
+    /// (the baselines always are).
+    #[arg(long, default_value = "all")]
+    pub method: String,
+    /// Print only the means over held-out models, not one row per model.
+    #[arg(long)]
+    pub brief: bool,
+    #[command(flatten)]
+    pub learner: LearnerArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// Model file written by `tally train`.
+    #[arg(long)]
+    pub predictor: PathBuf,
+    /// Dataset holding both operators' standalone profiles.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// CSV of pairs to predict: columns `op_a,op_b` and optionally `sm_a,sm_b`.
+    #[arg(long, conflicts_with_all = ["a", "b"])]
+    pub pairs: Option<PathBuf>,
+    /// The latency-critical operator (op_id, kernel name, or part of one).
+    #[arg(long, requires = "b", required_unless_present = "pairs")]
+    pub a: Option<String>,
+    /// The co-runner.
+    #[arg(long, requires = "a")]
+    pub b: Option<String>,
+    /// Only this split, as SM_A,SM_B (default: every split the GPU allows).
+    #[arg(long, value_delimiter = ',', num_args = 2, value_names = ["SM_A", "SM_B"])]
+    pub sm: Option<Vec<u32>>,
+    /// Bound on A's co-located latency over A alone on the whole GPU when
+    /// choosing the best split.
+    #[arg(long, default_value_t = 1.5)]
+    pub max_slowdown: f64,
+    /// Show the linear model's per-resource terms of A's slowdown.
+    #[arg(long)]
+    pub explain: bool,
+    /// Learned method to predict with (default: the model file's).
+    #[arg(long)]
+    pub method: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

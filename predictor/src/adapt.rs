@@ -102,7 +102,12 @@ mod tests {
         // Far away only the shrunk global residual 0.2 / 4 remains.
         let far = c.correction(&[10.0; N_FEATURES]);
         assert!((far - 0.05).abs() < 1e-9, "{far}");
-        let none = ResidualCorrection::fit(Vec::new(), FeatureScale { inv: [1.0; N_FEATURES] });
+        let none = ResidualCorrection::fit(
+            Vec::new(),
+            FeatureScale {
+                inv: [1.0; N_FEATURES],
+            },
+        );
         assert_eq!(none.correction(&near), 0.0);
     }
 }

@@ -109,7 +109,10 @@ mod tests {
 
     #[test]
     fn igniter_fits_the_slope() {
-        let s = [sample(1.2, false, false, 0.4), sample(1.4, false, false, 0.8)];
+        let s = [
+            sample(1.2, false, false, 0.4),
+            sample(1.4, false, false, 0.8),
+        ];
         let m = Igniter::fit(s.iter());
         assert!((m.k - 0.5).abs() < 1e-12);
         assert!((m.predict(&s[1].features) - 1.4f64.ln()).abs() < 1e-12);

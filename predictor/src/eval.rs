@@ -29,6 +29,19 @@ pub enum Split {
 }
 
 impl Split {
+    /// The splits a `--split` value names (`all`: every one).
+    pub fn parse_set(s: &str) -> Result<Vec<Split>> {
+        match s {
+            "random" => Ok(vec![Split::Random]),
+            "loo" => Ok(vec![Split::LeaveOneOut]),
+            "fewshot" => Ok(vec![Split::FewShot]),
+            "all" => Ok(vec![Split::Random, Split::LeaveOneOut, Split::FewShot]),
+            other => Err(PredictorError::Input(format!(
+                "unknown split `{other}`, expected random, loo, fewshot or all"
+            ))),
+        }
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             Split::Random => "random",
@@ -96,8 +109,9 @@ pub fn random_split(samples: &Samples, share: f64, seed: u64) -> (Vec<usize>, Ve
     let pairs = pairs_of(samples, &all);
     let mut rng = SplitMix64::keyed(seed, &[SPLIT_STREAM]);
     let n_test = ((pairs.len() as f64) * share).round() as usize;
-    let test_pairs: std::collections::HashSet<usize> =
-        choose(&pairs, n_test.max(1), &mut rng).into_iter().collect();
+    let test_pairs: std::collections::HashSet<usize> = choose(&pairs, n_test.max(1), &mut rng)
+        .into_iter()
+        .collect();
     all.into_iter()
         .partition(|&i| !test_pairs.contains(&samples.rows[i].pair))
 }
@@ -105,6 +119,9 @@ pub fn random_split(samples: &Samples, share: f64, seed: u64) -> (Vec<usize>, Ve
 /// Keys separating the split streams from other uses of the seed.
 const SPLIT_STREAM: u64 = 0x5eed_0000_0000_0001;
 const FEW_SHOT_STREAM: u64 = 0x5eed_0000_0000_0002;
+
+/// One held-out family's (MAPE, p90 APE, test samples).
+type FamilyError = (f64, f64, usize);
 
 /// Evaluate `methods` on `splits`. Learned methods are trained once per
 /// training set; the baselines are fitted on the same set.
@@ -119,7 +136,9 @@ pub fn evaluate(
         let (train, test) = random_split(samples, TEST_SHARE, cfg.seed);
         let models = Models::fit(samples, &train, methods, cfg)?;
         for &m in methods {
-            let errors = test.iter().map(|&i| ape(samples, i, models.predict(m, &samples.rows[i])));
+            let errors = test
+                .iter()
+                .map(|&i| ape(samples, i, models.predict(m, &samples.rows[i])));
             let (mape, p90) = ape_stats(errors.collect());
             rows.push(row(m, Split::Random, "all", 0, test.len(), mape, p90));
         }
@@ -143,8 +162,7 @@ pub fn evaluate(
     } else {
         vec![0]
     };
-    // (method, k) -> per-family (mape, p90, n)
-    let mut per_family: Vec<(Method, usize, Vec<(f64, f64, usize)>)> = Vec::new();
+    let mut per_family: Vec<(Method, usize, Vec<FamilyError>)> = Vec::new();
     for (g, family) in samples.groups.iter().enumerate() {
         let (held, train): (Vec<usize>, Vec<usize>) =
             (0..samples.rows.len()).partition(|&i| samples.rows[i].group == g);
@@ -152,12 +170,18 @@ pub fn evaluate(
         let scale = FeatureScale::of(&samples.matrix(&train).0);
         let held_pairs = pairs_of(samples, &held);
         for &m in methods {
-            let base: Vec<f64> = held.iter().map(|&i| models.predict(m, &samples.rows[i])).collect();
+            let base: Vec<f64> = held
+                .iter()
+                .map(|&i| models.predict(m, &samples.rows[i]))
+                .collect();
             for &k in &ks {
                 let repeats = if k == 0 { 1 } else { FEW_SHOT_REPEATS };
                 let (mut mape_sum, mut p90_sum, mut n) = (0.0, 0.0, 0);
                 for r in 0..repeats {
-                    let mut rng = SplitMix64::keyed(cfg.seed, &[FEW_SHOT_STREAM, g as u64, k as u64, r as u64]);
+                    let mut rng = SplitMix64::keyed(
+                        cfg.seed,
+                        &[FEW_SHOT_STREAM, g as u64, k as u64, r as u64],
+                    );
                     let support: std::collections::HashSet<usize> =
                         choose(&held_pairs, k, &mut rng).into_iter().collect();
                     let residuals = held
@@ -171,7 +195,13 @@ pub fn evaluate(
                         .iter()
                         .zip(&base)
                         .filter(|(&i, _)| !support.contains(&samples.rows[i].pair))
-                        .map(|(&i, &p)| ape(samples, i, p + correction.correction(&samples.rows[i].features)))
+                        .map(|(&i, &p)| {
+                            ape(
+                                samples,
+                                i,
+                                p + correction.correction(&samples.rows[i].features),
+                            )
+                        })
                         .collect();
                     n = errors.len();
                     let (mape, p90) = ape_stats(errors);
@@ -179,8 +209,14 @@ pub fn evaluate(
                     p90_sum += p90;
                 }
                 let (mape, p90) = (mape_sum / repeats as f64, p90_sum / repeats as f64);
-                let split = if k == 0 { Split::LeaveOneOut } else { Split::FewShot };
-                if held_out_splits.contains(&split) || (k == 0 && held_out_splits.contains(&Split::FewShot)) {
+                let split = if k == 0 {
+                    Split::LeaveOneOut
+                } else {
+                    Split::FewShot
+                };
+                if held_out_splits.contains(&split)
+                    || (k == 0 && held_out_splits.contains(&Split::FewShot))
+                {
                     rows.push(row(m, split, family, k, n, mape, p90));
                 }
                 match per_family.iter_mut().find(|e| e.0 == m && e.1 == k) {
@@ -192,7 +228,11 @@ pub fn evaluate(
     }
     // Means over held-out families: each family counts once, whatever its size.
     for (m, k, stats) in per_family {
-        let split = if k == 0 { Split::LeaveOneOut } else { Split::FewShot };
+        let split = if k == 0 {
+            Split::LeaveOneOut
+        } else {
+            Split::FewShot
+        };
         let n = stats.len() as f64;
         let mape = stats.iter().map(|s| s.0).sum::<f64>() / n;
         let p90 = stats.iter().map(|s| s.1).sum::<f64>() / n;
@@ -202,7 +242,15 @@ pub fn evaluate(
     Ok(rows)
 }
 
-fn row(m: Method, split: Split, held_out: &str, k: usize, n: usize, mape: f64, p90: f64) -> EvalRow {
+fn row(
+    m: Method,
+    split: Split,
+    held_out: &str,
+    k: usize,
+    n: usize,
+    mape: f64,
+    p90: f64,
+) -> EvalRow {
     EvalRow {
         method: m.as_str().to_string(),
         split: split.as_str().to_string(),

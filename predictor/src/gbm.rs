@@ -1,40 +1,50 @@
 //! The non-linear model: gradient-boosted regression trees on the pair
-//! features, trained with the `perpetual` crate and flattened into a
+//! features, trained with the `forust-ml` crate and flattened into a
 //! `Forest`.
 //!
 //! Why boosted trees rather than a small MLP: the features are a few dozen
 //! heterogeneous tabular quantities (fractions, byte ratios, queueing
 //! pressures) whose effect switches regime (a working set fits or not, a
 //! path saturates or not) — what trees split on directly; boosting needs no
-//! feature scaling, trains in seconds on 100k+ rows on one core, and a tree
-//! walk is a few dozen comparisons at run time. `perpetual` is a maintained
-//! pure-Rust GBM whose single `budget` knob replaces the usual learning-rate
-//! / depth / rounds search, so the model needs no per-dataset tuning (linfa
-//! has no boosting or regression trees).
+//! feature scaling, trains histogram-based in seconds on 100k+ rows on one
+//! core, and a tree walk is a few comparisons per tree at run time.
+//! `forust-ml` is a pure-Rust, XGBoost-style booster that builds on stable
+//! Rust (linfa has no boosting or regression trees; `perpetual`, its
+//! successor, needs a nightly compiler and its self-tuning stop proved
+//! erratic on our data: 62 nodes at one budget, 1.3 M at another).
+//! Hyper-parameters are fixed (below) and chosen on the zoo's random split.
 
 use std::collections::HashMap;
 
-use perpetual::objective::Objective;
-use perpetual::{Matrix, PerpetualBooster};
+use forust_ml::data::Matrix;
+use forust_ml::objective::ObjectiveType;
+use forust_ml::GradientBooster;
 
 use crate::error::{PredictorError, Result};
 use crate::features::N_FEATURES;
 use crate::forest::{Forest, Node, LEAF};
 
-/// Model complexity budget (perpetual's one hyper-parameter).
-pub const DEFAULT_BUDGET: f32 = 1.0;
+/// Boosting rounds (one tree each).
+pub const DEFAULT_TREES: usize = 300;
+/// Shrinkage of each tree's contribution.
+const LEARNING_RATE: f32 = 0.15;
+/// Depth of each tree: interactions of up to this many features.
+const MAX_DEPTH: usize = 7;
+/// Minimum hessian (= samples, for squared loss) in a leaf: keeps leaves
+/// off the measurement noise.
+const MIN_LEAF_WEIGHT: f32 = 5.0;
 
 /// Fit boosted trees on row-major `x` and targets `y`, single-threaded
 /// (deterministic, and the figure the README quotes is for one core).
-pub fn fit(x: &[f64], y: &[f64], budget: f32, seed: u64) -> Result<Forest> {
-    let booster = train(x, y, budget, seed)?;
+pub fn fit(x: &[f64], y: &[f64], trees: usize, seed: u64) -> Result<Forest> {
+    let booster = train(x, y, trees, seed)?;
     flatten(&booster).map_err(|message| PredictorError::Training {
         method: "gbm".to_string(),
         message,
     })
 }
 
-fn train(x: &[f64], y: &[f64], budget: f32, seed: u64) -> Result<PerpetualBooster> {
+fn train(x: &[f64], y: &[f64], trees: usize, seed: u64) -> Result<GradientBooster> {
     let n = y.len();
     let fail = |message: String| PredictorError::Training {
         method: "gbm".to_string(),
@@ -43,37 +53,49 @@ fn train(x: &[f64], y: &[f64], budget: f32, seed: u64) -> Result<PerpetualBooste
     if n < 2 {
         return Err(fail(format!("needs at least 2 samples, got {n}")));
     }
-    // perpetual takes a column-major matrix.
-    let mut columns = vec![0.0; n * N_FEATURES];
+    let columns = column_major(x);
+    let data = Matrix::new(&columns, n, N_FEATURES);
+    if trees == 0 {
+        return Err(fail("needs at least one tree".to_string()));
+    }
+    let mut booster = GradientBooster::default()
+        .set_objective_type(ObjectiveType::SquaredLoss)
+        .set_iterations(trees)
+        .set_learning_rate(LEARNING_RATE)
+        .set_max_depth(MAX_DEPTH)
+        .set_min_leaf_weight(MIN_LEAF_WEIGHT)
+        .set_parallel(false)
+        .set_seed(seed);
+    booster
+        .fit_unweighted(&data, y, None)
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(booster)
+}
+
+/// Row-major feature rows to the column-major matrix forust takes.
+fn column_major(x: &[f64]) -> Vec<f64> {
+    let n = x.len() / N_FEATURES;
+    let mut columns = vec![0.0; x.len()];
     for (i, row) in x.chunks_exact(N_FEATURES).enumerate() {
         for (j, v) in row.iter().enumerate() {
             columns[j * n + i] = *v;
         }
     }
-    let data = Matrix::new(&columns, n, N_FEATURES);
-    let mut booster = PerpetualBooster::default()
-        .set_objective(Objective::SquaredLoss)
-        .set_budget(budget)
-        .set_num_threads(Some(1))
-        .set_seed(seed);
-    booster
-        .fit(&data, y, None, None)
-        .map_err(|e| fail(e.to_string()))?;
-    Ok(booster)
+    columns
 }
 
 /// Copy the booster's trees into one node array, each tree's nodes in
 /// breadth-first order so that children always follow their parent.
-fn flatten(booster: &PerpetualBooster) -> std::result::Result<Forest, String> {
+fn flatten(booster: &GradientBooster) -> std::result::Result<Forest, String> {
     let mut forest = Forest {
         base: booster.base_score,
         roots: Vec::new(),
         nodes: Vec::new(),
     };
-    for tree in booster.get_prediction_trees() {
+    for tree in &booster.trees {
         let root = forest.nodes.len();
         forest.roots.push(root as u32);
-        // Perpetual numbers nodes in a map; renumber breadth-first.
+        // Renumber breadth-first so that children follow their parents.
         let mut order: Vec<usize> = vec![0];
         let mut position: HashMap<usize, usize> = HashMap::new();
         let mut k = 0;
@@ -82,7 +104,7 @@ fn flatten(booster: &PerpetualBooster) -> std::result::Result<Forest, String> {
             position.insert(id, root + k);
             let node = tree
                 .nodes
-                .get(&id)
+                .get(id)
                 .ok_or_else(|| format!("tree refers to missing node {id}"))?;
             if !node.is_leaf {
                 order.push(node.left_child);
@@ -91,7 +113,7 @@ fn flatten(booster: &PerpetualBooster) -> std::result::Result<Forest, String> {
             k += 1;
         }
         for &id in &order {
-            let node = &tree.nodes[&id];
+            let node = &tree.nodes[id];
             if node.is_leaf {
                 forest.nodes.push(Node {
                     feature: LEAF,
@@ -101,9 +123,6 @@ fn flatten(booster: &PerpetualBooster) -> std::result::Result<Forest, String> {
                     value: f64::from(node.weight_value),
                 });
             } else {
-                if node.left_cats.is_some() {
-                    return Err("categorical splits are not supported".to_string());
-                }
                 forest.nodes.push(Node {
                     feature: u16::try_from(node.split_feature)
                         .map_err(|_| "split feature index too large".to_string())?,
@@ -135,15 +154,10 @@ mod tests {
             .chunks_exact(N_FEATURES)
             .map(|r| if r[3] > 0.5 { r[5] * 2.0 } else { r[7] })
             .collect();
-        let booster = train(&x, &y, 0.5, 0).expect("fit");
+        let booster = train(&x, &y, 50, 0).expect("fit");
         let forest = flatten(&booster).expect("flatten");
         assert!(forest.roots.len() > 1);
-        let mut columns = vec![0.0; n * N_FEATURES];
-        for (i, row) in x.chunks_exact(N_FEATURES).enumerate() {
-            for (j, v) in row.iter().enumerate() {
-                columns[j * n + i] = *v;
-            }
-        }
+        let columns = column_major(&x);
         let reference = booster.predict(&Matrix::new(&columns, n, N_FEATURES), false);
         let mut err = 0.0;
         for ((row, t), r) in x.chunks_exact(N_FEATURES).zip(&y).zip(&reference) {

@@ -7,7 +7,7 @@
 //!   features (demands, their interactions, combined demand against the
 //!   shared path's capacity);
 //! * `linear` (interpretable, per-resource terms, linfa elastic net) and
-//!   `gbm` (boosted trees, perpetual) — the learned models; `baselines` —
+//!   `gbm` (boosted trees, forust-ml) — the learned models; `baselines` —
 //!   scaling curve, intensity rule, iGniter;
 //! * `eval` — random, leave-one-model-out and few-shot splits (`adapt`);
 //! * `model_file` — versioned JSON; `runtime` — the allocation-free
@@ -23,6 +23,7 @@ pub mod gbm;
 pub mod linear;
 pub mod model_file;
 pub mod models;
+pub mod pair_file;
 pub mod predict;
 pub mod profile;
 pub mod runtime;

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::baselines::{Igniter, IntensityRule};
-use crate::error::Result;
+use crate::error::{PredictorError, Result};
 use crate::forest::Forest;
 use crate::gbm;
 use crate::linear::LinearModel;
@@ -51,6 +51,19 @@ impl Method {
         Method::ALL.into_iter().find(|m| m.as_str() == s)
     }
 
+    /// The learned methods a `--method` value names: `pairsight` and `all`
+    /// mean both, `linear` or `gbm` one.
+    pub fn learned_set(s: &str) -> Result<Vec<Method>> {
+        match s {
+            "pairsight" | "all" => Ok(Method::LEARNED.to_vec()),
+            "linear" => Ok(vec![Method::Linear]),
+            "gbm" => Ok(vec![Method::Gbm]),
+            other => Err(PredictorError::Input(format!(
+                "unknown method `{other}`, expected pairsight, linear, gbm or all"
+            ))),
+        }
+    }
+
     pub fn is_learned(&self) -> bool {
         Method::LEARNED.contains(self)
     }
@@ -59,14 +72,14 @@ impl Method {
 /// Settings of the learners.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainConfig {
-    pub gbm_budget: f32,
+    pub gbm_trees: usize,
     pub seed: u64,
 }
 
 impl Default for TrainConfig {
     fn default() -> Self {
         TrainConfig {
-            gbm_budget: gbm::DEFAULT_BUDGET,
+            gbm_trees: gbm::DEFAULT_TREES,
             seed: 0,
         }
     }
@@ -103,7 +116,7 @@ impl Models {
             None
         };
         let gbm = if methods.contains(&Method::Gbm) {
-            Some(gbm::fit(&x, &y, cfg.gbm_budget, cfg.seed)?)
+            Some(gbm::fit(&x, &y, cfg.gbm_trees, cfg.seed)?)
         } else {
             None
         };
@@ -138,7 +151,9 @@ impl Models {
                 .as_ref()
                 .map_or(0.0, |m| m.predict(&s.features).max(0.0)),
             Method::Scaling => 0.0,
-            Method::IntensityRule => self.intensity_rule.predict(s.memory_bound, s.co_memory_bound),
+            Method::IntensityRule => self
+                .intensity_rule
+                .predict(s.memory_bound, s.co_memory_bound),
             Method::Igniter => self.igniter.predict(&s.features),
         }
     }

@@ -35,10 +35,16 @@ pub fn allowed_splits(gpu: &GpuSpec) -> Vec<(u32, u32)> {
 /// of exactly one kernel name.
 pub fn resolve_op(dataset: &tally_datasets::Dataset, text: &str) -> Result<String> {
     let ops = &dataset.ops;
-    if let Some(op) = ops.iter().find(|o| o.op_id == text || o.kernel.name == text) {
+    if let Some(op) = ops
+        .iter()
+        .find(|o| o.op_id == text || o.kernel.name == text)
+    {
         return Ok(op.op_id.clone());
     }
-    let matches: Vec<_> = ops.iter().filter(|o| o.kernel.name.contains(text)).collect();
+    let matches: Vec<_> = ops
+        .iter()
+        .filter(|o| o.kernel.name.contains(text))
+        .collect();
     match matches.as_slice() {
         [one] => Ok(one.op_id.clone()),
         [] => Err(PredictorError::Input(format!(
@@ -115,7 +121,8 @@ pub fn predict_pair(
         None => allowed_splits(gpu)
             .into_iter()
             .filter(|&(a, b)| {
-                table.sm_counts(&query.op_a).contains(&a) && table.sm_counts(&query.op_b).contains(&b)
+                table.sm_counts(&query.op_a).contains(&a)
+                    && table.sm_counts(&query.op_b).contains(&b)
             })
             .collect(),
     };
@@ -182,7 +189,9 @@ mod tests {
         let s = allowed_splits(&h100);
         assert_eq!(s.first(), Some(&(8, 120)));
         assert!(s.contains(&(64, 64)));
-        assert!(s.iter().all(|&(a, b)| a + b <= 132 && a % 8 == 0 && b % 8 == 0));
+        assert!(s
+            .iter()
+            .all(|&(a, b)| a + b <= 132 && a % 8 == 0 && b % 8 == 0));
         let a100 = GpuSpec::preset("a100-40gb").expect("preset");
         let s = allowed_splits(&a100);
         assert_eq!(s.first(), Some(&(4, 104)));

@@ -10,9 +10,15 @@ use crate::model_file::ModelFile;
 use crate::models::Method;
 use crate::profile::{GpuContext, SideProfile};
 
+// The linear variant is kept inline (no pointer chase on the hot path);
+// there is one `Compact` per predictor, so its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 enum Compact {
-    Linear { bias: f64, weights: [f64; N_FEATURES] },
+    Linear {
+        bias: f64,
+        weights: [f64; N_FEATURES],
+    },
     Trees(Forest),
 }
 

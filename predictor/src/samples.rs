@@ -80,14 +80,14 @@ impl<'a> ProfileTable<'a> {
     /// The profile of `op` on `sm_count` SMs.
     pub fn profile(&self, op: &str, sm_count: u32) -> Result<SideProfile> {
         let what = || format!("`{}`", self.dataset.dir.join("standalone.csv").display());
-        let row =
-            self.index
-                .get(op, sm_count)
-                .ok_or_else(|| PredictorError::MissingProfile {
-                    what: what(),
-                    op: op.to_string(),
-                    sm_count,
-                })?;
+        let row = self
+            .index
+            .get(op, sm_count)
+            .ok_or_else(|| PredictorError::MissingProfile {
+                what: what(),
+                op: op.to_string(),
+                sm_count,
+            })?;
         SideProfile::from_counters(
             sm_count,
             row.duration_us,

@@ -1,14 +1,22 @@
 //! One module per subcommand; each turns parsed arguments into library
 //! calls and prints the result.
 
+pub mod eval;
 pub mod gpus;
 pub mod models;
+pub mod predict;
 pub mod profile;
 pub mod summary;
+pub mod train;
 
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use tally_datasets::Dataset;
+use tally_predictor::TrainConfig;
 use tally_profiler::model::ParamsOverride;
 
-use crate::args::ModelParamArgs;
+use crate::args::{LearnerArgs, ModelParamArgs};
 
 /// Model parameter flags as the profiler's override.
 pub fn params_override(p: &ModelParamArgs) -> ParamsOverride {
@@ -17,4 +25,22 @@ pub fn params_override(p: &ModelParamArgs) -> ParamsOverride {
         seq_len: p.seq,
         kv_len: p.kv,
     }
+}
+
+/// Read every `--data` directory, naming the one that fails.
+pub fn read_datasets(dirs: &[PathBuf]) -> Result<Vec<Dataset>> {
+    dirs.iter()
+        .map(|d| Dataset::read(d).with_context(|| format!("reading dataset `{}`", d.display())))
+        .collect()
+}
+
+/// Learner flags as the predictor's training settings.
+pub fn train_config(l: &LearnerArgs) -> Result<TrainConfig> {
+    if l.gbm_trees == 0 {
+        anyhow::bail!("--gbm-trees must be at least 1");
+    }
+    Ok(TrainConfig {
+        gbm_trees: l.gbm_trees,
+        seed: l.seed,
+    })
 }

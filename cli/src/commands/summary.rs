@@ -1,18 +1,14 @@
 //! `tally summary`: interference statistics of one or more datasets.
 
-use anyhow::{Context, Result};
-use tally_datasets::Dataset;
+use anyhow::Result;
 use tally_profiler::summary::summarize;
 
 use crate::args::SummaryArgs;
+use crate::commands::read_datasets;
 use crate::output::Table;
 
 pub fn run(args: &SummaryArgs) -> Result<()> {
-    let datasets = args
-        .data
-        .iter()
-        .map(|d| Dataset::read(d).with_context(|| format!("reading dataset `{}`", d.display())))
-        .collect::<Result<Vec<_>>>()?;
+    let datasets = read_datasets(&args.data)?;
     let s = summarize(&datasets)?;
     let mut table = Table::new(&["metric", "value"]);
     let rows: [(&str, String); 15] = [

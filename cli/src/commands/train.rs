@@ -1,0 +1,54 @@
+//! `tally train`: fit the contention predictor and write its model file.
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use tally_datasets::time::now_rfc3339;
+use tally_predictor::train::{train, TrainRequest};
+use tally_predictor::Method;
+
+use crate::args::TrainArgs;
+use crate::commands::{read_datasets, train_config};
+
+pub fn run(args: &TrainArgs) -> Result<()> {
+    let methods = Method::learned_set(&args.method)?;
+    let config = train_config(&args.learner)?;
+    let datasets = read_datasets(&args.data)?;
+    let clock = Instant::now();
+    let request = TrainRequest {
+        methods,
+        config,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        trained_at: now_rfc3339(),
+    };
+    let model = train(&datasets, &request)?;
+    let elapsed = clock.elapsed().as_secs_f64();
+    model
+        .save(&args.out)
+        .with_context(|| format!("writing the model file `{}`", args.out.display()))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "trained on {} samples from {} dataset(s) on {} in {elapsed:.2} s",
+        model.training_samples,
+        model.training_data.len(),
+        model.gpu.name
+    )?;
+    for v in &model.validation {
+        writeln!(
+            out,
+            "  {:<7} held-out MAPE {:.2} %  p90 {:.2} %",
+            v.method.as_str(),
+            v.mape_pct,
+            v.p90_ape_pct
+        )?;
+    }
+    writeln!(
+        out,
+        "default method: {}\nwrote {}",
+        model.default_method.as_str(),
+        args.out.display()
+    )?;
+    Ok(())
+}
