@@ -168,9 +168,15 @@ pub struct LearnerArgs {
     /// Seed of the validation split and the learners.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Boosting rounds of the gradient-boosted trees.
-    #[arg(long, default_value_t = tally_predictor::gbm::DEFAULT_TREES)]
-    pub gbm_trees: usize,
+    /// Boosting rounds of the gradient-boosted trees (default 40).
+    #[arg(long)]
+    pub gbm_trees: Option<usize>,
+    /// Depth of each boosted tree (default 8).
+    #[arg(long)]
+    pub gbm_depth: Option<usize>,
+    /// Shrinkage of each boosted tree, in (0, 1] (default 0.5).
+    #[arg(long)]
+    pub gbm_learning_rate: Option<f32>,
 }
 
 #[derive(Debug, Args)]

@@ -9,15 +9,18 @@ use crate::features::Features;
 /// Marks a leaf in `Node::feature`.
 pub const LEAF: u16 = u16::MAX;
 
-/// A split (`feature < threshold` goes left) or a leaf (`value`).
+/// A split (`feature < value` goes to `left`, else to `left + 1`) or a
+/// leaf (`feature == LEAF`, `value` its output). 16 bytes: the run-time
+/// cost of a tree walk is the cache misses on its nodes, so the right
+/// child is implied (trees are stored breadth-first, siblings adjacent)
+/// and the threshold and the leaf value share a field.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Node {
-    pub feature: u16,
-    pub threshold: f64,
-    /// Indices into `Forest::nodes`.
-    pub left: u32,
-    pub right: u32,
+    /// Split threshold, or the leaf's output.
     pub value: f64,
+    /// Index of the left child in `Forest::nodes`; the right one follows it.
+    pub left: u32,
+    pub feature: u16,
 }
 
 /// An additive ensemble: `base + sum over trees of the leaf reached`.
@@ -41,11 +44,7 @@ impl Forest {
                     sum += n.value;
                     break;
                 }
-                i = if f[usize::from(n.feature)] < n.threshold {
-                    n.left as usize
-                } else {
-                    n.right as usize
-                };
+                i = n.left as usize + usize::from(f[usize::from(n.feature)] >= n.value);
             }
         }
         sum
@@ -74,10 +73,15 @@ impl Forest {
                     n.feature
                 ));
             }
-            for child in [n.left, n.right] {
-                if child as usize >= len || child as usize <= i {
-                    return Err(format!("node {i}: child {child} is out of order"));
-                }
+            let left = n.left as usize;
+            if left <= i || left + 1 >= len {
+                return Err(format!(
+                    "node {i}: children {left}, {} are out of order",
+                    left + 1
+                ));
+            }
+            if !n.value.is_finite() {
+                return Err(format!("node {i}: split threshold is not finite"));
             }
         }
         if !self.base.is_finite() {
@@ -95,18 +99,14 @@ mod tests {
     fn stump(feature: u16, threshold: f64, left: f64, right: f64) -> [Node; 3] {
         let leaf = |value| Node {
             feature: LEAF,
-            threshold: 0.0,
             left: 0,
-            right: 0,
             value,
         };
         [
             Node {
                 feature,
-                threshold,
                 left: 1,
-                right: 2,
-                value: 0.0,
+                value: threshold,
             },
             leaf(left),
             leaf(right),
@@ -120,7 +120,6 @@ mod tests {
         // Re-base the second tree's child indices.
         nodes.extend(second.iter().map(|n| Node {
             left: n.left + 3,
-            right: n.right + 3,
             ..*n
         }));
         let forest = Forest {

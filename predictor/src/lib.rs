@@ -15,6 +15,7 @@
 
 pub mod adapt;
 pub mod baselines;
+pub mod complete_forest;
 mod error;
 pub mod eval;
 pub mod features;

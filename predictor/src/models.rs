@@ -70,20 +70,12 @@ impl Method {
 }
 
 /// Settings of the learners.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TrainConfig {
-    pub gbm_trees: usize,
+    pub gbm: gbm::GbmParams,
     pub seed: u64,
 }
 
-impl Default for TrainConfig {
-    fn default() -> Self {
-        TrainConfig {
-            gbm_trees: gbm::DEFAULT_TREES,
-            seed: 0,
-        }
-    }
-}
 
 /// A fitted set of methods; a method not asked for is `None`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,7 +108,7 @@ impl Models {
             None
         };
         let gbm = if methods.contains(&Method::Gbm) {
-            Some(gbm::fit(&x, &y, cfg.gbm_trees, cfg.seed)?)
+            Some(gbm::fit(&x, &y, &cfg.gbm, cfg.seed)?)
         } else {
             None
         };

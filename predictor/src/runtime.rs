@@ -4,6 +4,7 @@
 //! features; a prediction builds the feature vector on the stack and
 //! allocates nothing.
 
+use crate::complete_forest::CompleteForest;
 use crate::features::{pair_features, N_FEATURES};
 use crate::forest::Forest;
 use crate::model_file::ModelFile;
@@ -20,6 +21,7 @@ enum Compact {
         weights: [f64; N_FEATURES],
     },
     Trees(Forest),
+    PaddedTrees(CompleteForest),
 }
 
 /// A learned method ready for allocation-free predictions.
@@ -44,7 +46,13 @@ impl RuntimePredictor {
                     weights,
                 }
             }
-            Method::Gbm => Compact::Trees(file.models.gbm.clone()?),
+            Method::Gbm => {
+                let forest = file.models.gbm.as_ref()?;
+                match CompleteForest::from_forest(forest) {
+                    Some(padded) => Compact::PaddedTrees(padded),
+                    None => Compact::Trees(forest.clone()),
+                }
+            }
             _ => return None,
         };
         Some(RuntimePredictor {
@@ -67,6 +75,7 @@ impl RuntimePredictor {
                 bias + weights.iter().zip(&f).map(|(w, x)| w * x).sum::<f64>()
             }
             Compact::Trees(forest) => forest.predict(&f),
+            Compact::PaddedTrees(forest) => forest.predict(&f),
         };
         // A co-runner never speeds a kernel up; a fitted model may dip below
         // zero within its noise.

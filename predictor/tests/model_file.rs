@@ -34,7 +34,10 @@ fn trained() -> ModelFile {
     let request = TrainRequest {
         methods: Method::LEARNED.to_vec(),
         config: TrainConfig {
-            gbm_trees: 40,
+            gbm: tally_predictor::gbm::GbmParams {
+                trees: 40,
+                ..Default::default()
+            },
             seed: 0,
         },
         tool_version: "test".to_string(),

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use tally_datasets::Dataset;
+use tally_predictor::gbm::GbmParams;
 use tally_predictor::TrainConfig;
 use tally_profiler::model::ParamsOverride;
 
@@ -36,11 +37,20 @@ pub fn read_datasets(dirs: &[PathBuf]) -> Result<Vec<Dataset>> {
 
 /// Learner flags as the predictor's training settings.
 pub fn train_config(l: &LearnerArgs) -> Result<TrainConfig> {
-    if l.gbm_trees == 0 {
-        anyhow::bail!("--gbm-trees must be at least 1");
+    let d = GbmParams::default();
+    let gbm = GbmParams {
+        trees: l.gbm_trees.unwrap_or(d.trees),
+        depth: l.gbm_depth.unwrap_or(d.depth),
+        learning_rate: l.gbm_learning_rate.unwrap_or(d.learning_rate),
+    };
+    if gbm.trees == 0 || gbm.depth == 0 {
+        anyhow::bail!("--gbm-trees and --gbm-depth must be at least 1");
     }
-    Ok(TrainConfig {
-        gbm_trees: l.gbm_trees,
-        seed: l.seed,
-    })
+    if !(gbm.learning_rate > 0.0 && gbm.learning_rate <= 1.0) {
+        anyhow::bail!(
+            "--gbm-learning-rate must be in (0, 1], got {}",
+            gbm.learning_rate
+        );
+    }
+    Ok(TrainConfig { gbm, seed: l.seed })
 }
