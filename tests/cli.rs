@@ -472,7 +472,15 @@ fn train_eval_predict_on_a_small_dataset() {
         .arg(&model)
         .arg("--data")
         .arg(&r50)
-        .args(["--a", "0", "--b", "1", "--explain", "--format", "csv"])
+        .args([
+            "--a",
+            "conv1.conv",
+            "--b",
+            "maxpool",
+            "--explain",
+            "--format",
+            "csv",
+        ])
         .output()
         .expect("runs");
     assert!(
@@ -496,7 +504,13 @@ fn train_eval_predict_on_a_small_dataset() {
 
     // A pairs file with fixed splits.
     let pairs = tmp.path().join("pairs.csv");
-    std::fs::write(&pairs, "op_a,op_b,sm_a,sm_b\n0,1,64,64\n1,0,32,96\n").expect("write");
+    let ops = Dataset::read(&r50).expect("dataset").ops;
+    let (a, b) = (&ops[0].op_id, &ops[3].op_id);
+    std::fs::write(
+        &pairs,
+        format!("op_a,op_b,sm_a,sm_b\n{a},{b},64,64\n{b},{a},32,96\n"),
+    )
+    .expect("write");
     let out = tally()
         .args(["predict", "--format", "csv", "--predictor"])
         .arg(&model)
@@ -515,7 +529,11 @@ fn train_eval_predict_on_a_small_dataset() {
 
     // Bad input: a pairs file with a broken row, data from another GPU, a
     // file that is not a model.
-    std::fs::write(&pairs, "op_a,op_b,sm_a,sm_b\n0,1,64,64\n0,1,lots,64\n").expect("write");
+    std::fs::write(
+        &pairs,
+        format!("op_a,op_b,sm_a,sm_b\n{a},{b},64,64\n{a},{b},lots,64\n"),
+    )
+    .expect("write");
     tally()
         .args(["predict", "--predictor"])
         .arg(&model)
@@ -543,7 +561,14 @@ fn train_eval_predict_on_a_small_dataset() {
         .assert()
         .success();
     tally()
-        .args(["predict", "--a", "0", "--b", "1", "--predictor"])
+        .args([
+            "predict",
+            "--a",
+            "conv1.conv",
+            "--b",
+            "maxpool",
+            "--predictor",
+        ])
         .arg(&model)
         .arg("--data")
         .arg(&a100)
@@ -560,7 +585,14 @@ fn train_eval_predict_on_a_small_dataset() {
         .stderr(predicate::str::contains("different GPUs"));
     assert!(!tmp.path().join("mixed.json").exists());
     tally()
-        .args(["predict", "--a", "0", "--b", "1", "--predictor"])
+        .args([
+            "predict",
+            "--a",
+            "conv1.conv",
+            "--b",
+            "maxpool",
+            "--predictor",
+        ])
         .arg(&pairs)
         .arg("--data")
         .arg(&r50)

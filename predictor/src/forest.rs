@@ -15,6 +15,7 @@ pub const LEAF: u16 = u16::MAX;
 /// child is implied (trees are stored breadth-first, siblings adjacent)
 /// and the threshold and the leaf value share a field.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Node {
     /// Split threshold, or the leaf's output.
     pub value: f64,
@@ -25,6 +26,7 @@ pub struct Node {
 
 /// An additive ensemble: `base + sum over trees of the leaf reached`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Forest {
     pub base: f64,
     /// Index of each tree's root in `nodes`.

@@ -76,7 +76,6 @@ pub struct TrainConfig {
     pub seed: u64,
 }
 
-
 /// A fitted set of methods; a method not asked for is `None`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Models {

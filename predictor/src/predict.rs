@@ -31,14 +31,19 @@ pub fn allowed_splits(gpu: &GpuSpec) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// The op id a user means by `text`: an op id, a kernel name, or a part
-/// of exactly one kernel name.
+/// The op id a user means by `text`: an op id, a kernel name, the layer
+/// part of one (before the `/`: `conv1.conv`), or a part of exactly one
+/// kernel name.
 pub fn resolve_op(dataset: &tally_datasets::Dataset, text: &str) -> Result<String> {
     let ops = &dataset.ops;
     if let Some(op) = ops
         .iter()
         .find(|o| o.op_id == text || o.kernel.name == text)
     {
+        return Ok(op.op_id.clone());
+    }
+    let layer = |name: &str| name.split('/').next().unwrap_or(name).to_string();
+    if let Some(op) = ops.iter().find(|o| layer(&o.kernel.name) == text) {
         return Ok(op.op_id.clone());
     }
     let matches: Vec<_> = ops
