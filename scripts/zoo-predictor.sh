@@ -16,7 +16,7 @@ for model in $($tally models --format csv | tail -n +2 | cut -d, -f1) profiler/e
   [ -f "$dir/run.json" ] || $tally profile --model "$model" --gpu "$gpu" --out "$dir" --force --quiet
   data+=(--data "$dir")
 done
-echo "== tally train (all zoo models: ${#data[@]} datasets)"
+echo "== tally train ($(( ${#data[@]} / 2 )) datasets)"
 /usr/bin/time -f "train wall %e s, max RSS %M kB" \
   $tally train "${data[@]}" --out "$out/model.json"
 echo "== tally eval --brief"
