@@ -77,7 +77,7 @@ pub fn ape_stats(mut ape: Vec<f64>) -> (f64, f64) {
 }
 
 /// Absolute percentage error of a predicted log slowdown on sample `s`.
-fn ape(samples: &Samples, i: usize, log_slowdown: f64) -> f64 {
+pub(crate) fn ape(samples: &Samples, i: usize, log_slowdown: f64) -> f64 {
     let s = &samples.rows[i];
     100.0 * (s.solo_us * log_slowdown.exp() - s.co_us).abs() / s.co_us
 }

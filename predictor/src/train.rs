@@ -6,7 +6,7 @@
 use tally_datasets::Dataset;
 
 use crate::error::Result;
-use crate::eval::{ape_stats, random_split, TEST_SHARE};
+use crate::eval::{ape, ape_stats, random_split, TEST_SHARE};
 use crate::features::FEATURE_NAMES;
 use crate::model_file::{
     DataProvenance, FeatureSchema, ModelFile, Validation, MODEL_FORMAT, MODEL_VERSION,
@@ -67,14 +67,11 @@ fn validate(samples: &Samples, learned: &[Method], cfg: &TrainConfig) -> Result<
     Ok(learned
         .iter()
         .map(|&m| {
-            let ape = test
+            let errors = test
                 .iter()
-                .map(|&i| {
-                    let s = &samples.rows[i];
-                    100.0 * (s.solo_us * models.predict(m, s).exp() - s.co_us).abs() / s.co_us
-                })
+                .map(|&i| ape(samples, i, models.predict(m, &samples.rows[i])))
                 .collect();
-            let (mape_pct, p90_ape_pct) = ape_stats(ape);
+            let (mape_pct, p90_ape_pct) = ape_stats(errors);
             Validation {
                 method: m,
                 mape_pct,
