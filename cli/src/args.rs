@@ -61,6 +61,71 @@ pub enum Command {
                             tally predict --predictor model.json --data runs/r50 --pairs pairs.csv --format csv"
     )]
     Predict(PredictArgs),
+    /// Transform PTX kernels for slicing and preemption, or check them with ptxas.
+    #[command(subcommand)]
+    Ptx(PtxCommand),
+    /// The CUDA C kernel library: compile (NVRTC), transform, assemble (ptxas).
+    #[command(subcommand)]
+    Kernels(KernelsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PtxCommand {
+    /// Add sliced, PTB and preemptive-PTB variants of every entry to a PTX module.
+    #[command(
+        after_help = "Examples:\n  tally ptx transform kernel.ptx --variant all -o kernel.tally.ptx\n  \
+                            tally ptx transform kernel.ptx --variant preemptive-ptb --skip-unsupported -o out.ptx"
+    )]
+    Transform(PtxTransformArgs),
+    /// Assemble a PTX module with ptxas and report each function's resources.
+    #[command(after_help = "Examples:\n  tally ptx check kernel.tally.ptx --arch sm_90")]
+    Check(PtxCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PtxTransformArgs {
+    /// The PTX module to transform.
+    pub input: PathBuf,
+    /// Which variants to add: sliced, ptb, preemptive-ptb or all.
+    #[arg(long, default_value = "all")]
+    pub variant: String,
+    /// Output PTX file (the original entries plus the variants).
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Skip entries that cannot be transformed (reported on stderr) instead of failing.
+    #[arg(long)]
+    pub skip_unsupported: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PtxCheckArgs {
+    /// The PTX module to assemble.
+    pub input: PathBuf,
+    /// Target architecture: sm_80, sm_86, sm_89 or sm_90.
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KernelsCommand {
+    /// Compile every library kernel, transform it, assemble every variant; one table.
+    #[command(after_help = "Examples:\n  tally kernels build --arch sm_90\n  \
+                            tally kernels build --arch sm_80 --format csv --out runs/kernels-sm80")]
+    Build(KernelsBuildArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KernelsBuildArgs {
+    /// Target architecture: sm_80, sm_86, sm_89 or sm_90.
+    #[arg(long, default_value = "sm_90")]
+    pub arch: String,
+    /// Also write the transformed PTX of every file and resources.json here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,6 +1,6 @@
 //! `tally`: the command-line front end. Parses arguments, dispatches to one
 //! module per subcommand and maps failures to exit codes: 0 ok, 2 bad usage
-//! or input. A closed pipe (`tally ... | head`) ends quietly.
+//! or input, 1 a finding (a check that failed). A closed pipe (`tally ... | head`) ends quietly.
 
 mod args;
 mod commands;
@@ -24,10 +24,16 @@ fn main() -> ExitCode {
         Command::Train(a) => commands::train::run(a),
         Command::Eval(a) => commands::eval::run(a),
         Command::Predict(a) => commands::predict::run(a),
+        Command::Ptx(c) => commands::ptx::run(c),
+        Command::Kernels(c) => commands::kernels::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<commands::Finding>().is_some() => {
+            eprintln!("{e:#}");
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

@@ -90,7 +90,7 @@ pub enum DatasetError {
 pub type Result<T, E = DatasetError> = std::result::Result<T, E>;
 
 impl DatasetError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> DatasetError {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> DatasetError {
         DatasetError::Io {
             path: path.into(),
             source,

@@ -37,6 +37,9 @@ pub enum GpuError {
     #[error("unknown backend `{0}`: valid backends are sim, cuda")]
     UnknownBackend(String),
 
+    #[error("kernel library: {0}")]
+    Library(String),
+
     #[error("the CUDA backend is not built yet: use --backend sim (the simulated GPU)")]
     CudaNotBuilt,
 }

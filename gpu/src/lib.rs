@@ -3,8 +3,10 @@
 
 mod backend;
 mod counters;
+pub mod cuda;
 mod error;
 mod kernel;
+pub mod library;
 mod occupancy;
 mod partition;
 pub mod rng;

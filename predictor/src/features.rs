@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 use crate::profile::{GpuContext, SideProfile};
 
 /// Version of the feature definitions; bump when a feature changes meaning.
-pub const FEATURE_SCHEMA_VERSION: u32 = 1;
+pub const FEATURE_SCHEMA_VERSION: u32 = 2;
 
 /// Number of features.
-pub const N_FEATURES: usize = 34;
+pub const N_FEATURES: usize = 37;
 
 /// A feature vector.
 pub type Features = [f64; N_FEATURES];
@@ -75,6 +75,7 @@ features! {
     "a_sm_fraction" => Own,
     "b_sm_fraction" => Own,
     "a_memory_share" => Own,
+    "a_shared_share" => Own,
     "a_log_duration_us" => Own,
     "a_sm_busy" => Compute,
     "a_issue" => Compute,
@@ -92,12 +93,14 @@ features! {
     "l2_product" => L2Bandwidth,
     "l2_queue_pressure" => L2Bandwidth,
     "a_memory_x_l2_pressure" => L2Bandwidth,
+    "a_shared_x_l2_pressure" => L2Bandwidth,
     "a_dram_util" => Dram,
     "b_dram_util" => Dram,
     "dram_sum" => Dram,
     "dram_product" => Dram,
     "dram_queue_pressure" => Dram,
     "a_memory_x_dram_pressure" => Dram,
+    "a_shared_x_dram_pressure" => Dram,
     "dram_excess" => Dram,
     "a_working_set" => L2Capacity,
     "b_working_set" => L2Capacity,
@@ -161,6 +164,22 @@ fn memory_share(p: &SideProfile) -> f64 {
     }
 }
 
+/// How close the shared path (the SM's L2 port, L2, DRAM) is to being the
+/// operator's bottleneck: its busiest shared unit against its busiest unit
+/// of any kind. L1 and the pipes are private to the partition, so an
+/// operator bound by them (a depthwise convolution re-reading its tile
+/// from L1) barely feels a co-runner however much DRAM traffic it has.
+#[inline]
+fn shared_share(p: &SideProfile, gpu: &GpuContext) -> f64 {
+    // The other bounds combine with the memory-latency one as a soft
+    // maximum of 4th powers (their utilisations are their share of the
+    // elapsed time): what they leave of the budget is the latency term,
+    // the only one a co-runner lengthens.
+    let port_own = (p.l2_port * f64::from(gpu.sm_count) / f64::from(p.sm_count.max(1))).min(1.0);
+    let others = p.sm_busy.max(p.issue).powi(4) + p.l1.powi(4) + port_own.powi(4);
+    (1.0 - others).clamp(0.0, 1.0).powf(0.25)
+}
+
 /// Working set in units of the L2 capacity. DRAM bytes are the bytes the
 /// operator brings into L2: its compulsory footprint, plus re-reads when it
 /// does not fit.
@@ -193,6 +212,7 @@ fn capacity_loss(ws_a: f64, ws_b: f64, dram_a: f64, dram_b: f64) -> f64 {
 pub fn pair_features(a: &SideProfile, b: &SideProfile, gpu: &GpuContext) -> Features {
     let total = f64::from(gpu.sm_count.max(1));
     let mem_a = memory_share(a);
+    let shared_a = shared_share(a, gpu);
     let l2_sum = a.l2_util + b.l2_util;
     let dram_sum = a.dram_util + b.dram_util;
     let l2_pressure = pressure(l2_sum) - pressure(a.l2_util);
@@ -204,6 +224,7 @@ pub fn pair_features(a: &SideProfile, b: &SideProfile, gpu: &GpuContext) -> Feat
         f64::from(a.sm_count) / total,
         f64::from(b.sm_count) / total,
         mem_a,
+        shared_a,
         a.duration_us.max(1e-3).ln(),
         a.sm_busy,
         a.issue,
@@ -221,12 +242,14 @@ pub fn pair_features(a: &SideProfile, b: &SideProfile, gpu: &GpuContext) -> Feat
         a.l2_util * b.l2_util,
         l2_pressure,
         mem_a * l2_pressure,
+        shared_a * l2_pressure,
         a.dram_util,
         b.dram_util,
         dram_sum,
         a.dram_util * b.dram_util,
         dram_pressure,
         mem_a * dram_pressure,
+        shared_a * dram_pressure,
         (dram_sum - 1.0).max(0.0),
         ws_a.min(16.0),
         ws_b.min(16.0),
@@ -305,6 +328,11 @@ mod tests {
         assert!((feature(&f, "l2_queue_pressure") - expected).abs() < 1e-12);
         // memory share: max(0.4, 0.4, 0.6, 0.3) / (0.6 + 0.2) = 0.75
         assert!((feature(&f, "a_memory_share") - 0.75).abs() < 1e-12);
+        // latency share: port 0.4 x 100/50 = 0.8 of its own SMs' ports,
+        // (1 - 0.2^4 - 0.3^4 - 0.8^4)^(1/4)
+        let share = (1.0f64 - 0.2f64.powi(4) - 0.3f64.powi(4) - 0.8f64.powi(4)).powf(0.25);
+        assert!((feature(&f, "a_shared_share") - share).abs() < 1e-12);
+        assert!((feature(&f, "a_shared_x_l2_pressure") - share * expected).abs() < 1e-12);
         assert!((feature(&f, "working_set_overflow") - 0.4).abs() < 1e-12);
         // Capacity held by insertion rate: 0.6 / 1.1 of the L2, clamped to
         // at least 1 - 0.6 = 0.4: 0.5454...; A fits alone, so the loss is

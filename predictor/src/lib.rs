@@ -22,6 +22,7 @@ pub mod features;
 pub mod forest;
 pub mod gbm;
 pub mod linear;
+pub mod link;
 pub mod model_file;
 pub mod models;
 pub mod pair_file;

@@ -1,9 +1,9 @@
-//! The interpretable contention model: log slowdown linear in the
-//! engineered features, fitted by linfa's elastic net on standardised
+//! The interpretable contention model: the log stretch of the shared-path
+//! latency term (the model side of `link`) linear in the engineered features, fitted by linfa's elastic net on standardised
 //! features (so the penalty treats every feature alike), stored as plain
 //! weights on the raw features. Because every feature belongs to one
 //! shared resource, a prediction splits into per-resource terms: how much
-//! of the predicted slowdown each resource causes (`explain`).
+//! of the predicted stretch each resource causes (`explain`).
 
 use linfa::prelude::*;
 use linfa_elasticnet::ElasticNet;
@@ -81,7 +81,7 @@ impl LinearModel {
         self.bias + self.weights.iter().zip(f).map(|(w, x)| w * x).sum::<f64>()
     }
 
-    /// Contribution of each resource to the predicted log slowdown of `f`,
+    /// Contribution of each resource to the predicted log stretch of `f`,
     /// measured from `reference` (the same side with an idle co-runner).
     pub fn explain(&self, f: &Features, reference: &Features) -> Vec<(Resource, f64)> {
         Resource::ALL

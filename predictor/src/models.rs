@@ -9,6 +9,7 @@ use crate::error::{PredictorError, Result};
 use crate::forest::Forest;
 use crate::gbm;
 use crate::linear::LinearModel;
+use crate::link;
 use crate::samples::{Sample, Samples};
 
 /// A prediction method.
@@ -133,14 +134,12 @@ impl Models {
         match method {
             // Clamped as the run-time predictor clamps: a co-runner never
             // speeds a kernel up.
-            Method::Linear => self
-                .linear
-                .as_ref()
-                .map_or(0.0, |m| m.predict(&s.features).max(0.0)),
-            Method::Gbm => self
-                .gbm
-                .as_ref()
-                .map_or(0.0, |m| m.predict(&s.features).max(0.0)),
+            Method::Linear => self.linear.as_ref().map_or(0.0, |m| {
+                link::from_model(&s.features, m.predict(&s.features)).max(0.0)
+            }),
+            Method::Gbm => self.gbm.as_ref().map_or(0.0, |m| {
+                link::from_model(&s.features, m.predict(&s.features)).max(0.0)
+            }),
             Method::Scaling => 0.0,
             Method::IntensityRule => self
                 .intensity_rule

@@ -84,7 +84,7 @@ pub struct SplitPrediction {
     /// Sum of both sides' throughput normalised to each alone on the whole
     /// GPU (1.0 = as good as running them one after the other).
     pub combined_throughput: f64,
-    /// Linear model only: per-resource terms of A's predicted log slowdown.
+    /// Linear model only: per-resource terms of the predicted log stretch of A's shared-path latency.
     pub explain: Option<Vec<(Resource, f64)>>,
 }
 

@@ -70,7 +70,7 @@ impl RuntimePredictor {
     #[inline]
     pub fn slowdown(&self, a: &SideProfile, b: &SideProfile) -> f64 {
         let f = pair_features(a, b, &self.gpu);
-        let log = match &self.model {
+        let out = match &self.model {
             Compact::Linear { bias, weights } => {
                 bias + weights.iter().zip(&f).map(|(w, x)| w * x).sum::<f64>()
             }
@@ -79,7 +79,7 @@ impl RuntimePredictor {
         };
         // A co-runner never speeds a kernel up; a fitted model may dip below
         // zero within its noise.
-        log.max(0.0).exp()
+        crate::link::from_model(&f, out).max(0.0).exp()
     }
 
     /// Predicted co-located latencies (microseconds) of both sides.

@@ -32,9 +32,14 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// The learning target: log slowdown.
+    /// The measured log slowdown.
     pub fn target(&self) -> f64 {
         (self.co_us / self.solo_us).ln()
+    }
+
+    /// What the learned models fit: the log slowdown through the output link.
+    pub fn model_target(&self) -> f64 {
+        crate::link::to_model(&self.features, self.target())
     }
 }
 
@@ -196,13 +201,13 @@ impl Samples {
         Ok(Samples { gpu, groups, rows })
     }
 
-    /// The samples at `idx`, as a row-major feature matrix and targets.
+    /// The samples at `idx`, as a row-major feature matrix and model targets.
     pub fn matrix(&self, idx: &[usize]) -> (Vec<f64>, Vec<f64>) {
         let mut x = Vec::with_capacity(idx.len() * N_FEATURES);
         let mut y = Vec::with_capacity(idx.len());
         for &i in idx {
             x.extend_from_slice(&self.rows[i].features);
-            y.push(self.rows[i].target());
+            y.push(self.rows[i].model_target());
         }
         (x, y)
     }

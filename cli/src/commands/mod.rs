@@ -3,9 +3,11 @@
 
 pub mod eval;
 pub mod gpus;
+pub mod kernels;
 pub mod models;
 pub mod predict;
 pub mod profile;
+pub mod ptx;
 pub mod summary;
 pub mod train;
 
@@ -18,6 +20,18 @@ use tally_predictor::TrainConfig;
 use tally_profiler::model::ParamsOverride;
 
 use crate::args::{LearnerArgs, ModelParamArgs};
+
+/// A check that ran and found a problem: exit code 1, not 2.
+#[derive(Debug)]
+pub struct Finding(pub String);
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Finding {}
 
 /// Model parameter flags as the profiler's override.
 pub fn params_override(p: &ModelParamArgs) -> ParamsOverride {

@@ -1,0 +1,7 @@
+//! tally-sched: the scheduling runtime. So far it holds the PTX transformer
+//! (`ptx`), which rewrites kernels so they can run as slices or as
+//! preemptible persistent thread blocks, and the build of the kernel
+//! library with it (`kernel_build`).
+
+pub mod kernel_build;
+pub mod ptx;
