@@ -5,6 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== CUDA compiler tools (NVRTC, ptxas; no GPU needed)"
+# The PTX and kernel-library tests run the real tools; tally finds them in
+# target/cuda-tools, and env.sh points anything else (ptxas on PATH) there.
+scripts/install-cuda-tools.sh
+# shellcheck source=/dev/null
+source target/cuda-tools/env.sh
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -600,3 +600,83 @@ fn train_eval_predict_on_a_small_dataset() {
         .code(2)
         .stderr(predicate::str::contains("pairs.csv").and(predicate::str::contains("not JSON")));
 }
+
+/// A fixture of the PTX transformer's tests.
+fn ptx_fixture(name: &str) -> PathBuf {
+    repo().join("sched-runtime/tests/fixtures").join(name)
+}
+
+#[test]
+fn ptx_transform_writes_every_variant_and_check_assembles_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("barrier_loop.tally.ptx");
+    tally()
+        .args(["ptx", "transform"])
+        .arg(ptx_fixture("ptx/barrier_loop.sm_90.ptx"))
+        .args(["--variant", "all", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("variants added"));
+    let text = std::fs::read_to_string(&out).unwrap();
+    for suffix in ["__tally_sliced(", "__tally_ptb(", "__tally_preempt("] {
+        assert!(text.contains(suffix), "{suffix} missing");
+    }
+    // ptxas (installed by scripts/test.sh) assembles the result; the table
+    // lists the original entry and its three variants.
+    let check = tally()
+        .args(["ptx", "check"])
+        .arg(&out)
+        .args(["--arch", "sm_90", "--format", "csv"])
+        .assert()
+        .success();
+    let csv = String::from_utf8(check.get_output().stdout.clone()).unwrap();
+    let entries = csv.lines().filter(|l| l.contains(",entry,")).count();
+    assert_eq!(entries % 4, 0, "{csv}");
+    assert!(entries >= 4, "{csv}");
+}
+
+#[test]
+fn ptx_errors_name_the_file_line_and_construct() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.ptx");
+    let bad = dir.path().join("bad.ptx");
+    std::fs::write(
+        &bad,
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret\n}\n",
+    )
+    .unwrap();
+    tally()
+        .args(["ptx", "transform"])
+        .arg(&bad)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.ptx").and(predicate::str::contains("7:1")));
+    assert!(!out.exists(), "no output on failure");
+    tally()
+        .args(["ptx", "transform"])
+        .arg(ptx_fixture("ptx/unsupported_cluster.sm_90.ptx"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("%cluster"));
+    // Skipping keeps the module usable and says what was skipped.
+    tally()
+        .args(["ptx", "transform", "--skip-unsupported"])
+        .arg(ptx_fixture("ptx/multi_entry.sm_90.ptx"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("skipped"));
+    assert!(out.exists());
+    tally()
+        .args(["ptx", "check", "--arch", "sm_75"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sm_90"));
+}

@@ -134,7 +134,8 @@ mod tests {
 
     #[test]
     fn recovers_a_linear_law_and_splits_it_by_resource() {
-        // y = 0.1 + 0.5 x0 + 0.2 x14 on pseudo-random features.
+        // y = 0.1 + 0.5 x0 + 0.2 x_l2 on pseudo-random features.
+        let l2_index = crate::features::feature_index("a_l2_util");
         let mut rng = tally_gpu::rng::SplitMix64::new(7);
         let n = 400;
         let mut x = vec![0.0; n * N_FEATURES];
@@ -143,21 +144,21 @@ mod tests {
         }
         let y: Vec<f64> = x
             .chunks_exact(N_FEATURES)
-            .map(|r| 0.1 + 0.5 * r[0] + 0.2 * r[14])
+            .map(|r| 0.1 + 0.5 * r[0] + 0.2 * r[l2_index])
             .collect();
         let m = LinearModel::fit(&x, &y).expect("fit");
         assert!((m.weights[0] - 0.5).abs() < 0.01, "{:?}", m.weights);
-        assert!((m.weights[14] - 0.2).abs() < 0.01);
+        assert!((m.weights[l2_index] - 0.2).abs() < 0.01);
         assert!((m.bias - 0.1).abs() < 0.02);
         let mut f = [0.0; N_FEATURES];
-        f[14] = 1.0;
+        f[l2_index] = 1.0;
         let terms = m.explain(&f, &[0.0; N_FEATURES]);
         let l2 = terms
             .iter()
             .find(|t| t.0 == Resource::L2Bandwidth)
             .expect("l2")
             .1;
-        assert!((l2 - m.weights[14]).abs() < 1e-12);
+        assert!((l2 - m.weights[l2_index]).abs() < 1e-12);
         let dram = terms
             .iter()
             .find(|t| t.0 == Resource::Dram)

@@ -79,7 +79,7 @@ impl RuntimePredictor {
         };
         // A co-runner never speeds a kernel up; a fitted model may dip below
         // zero within its noise.
-        crate::link::from_model(&f, out).max(0.0).exp()
+        crate::link::slowdown_from_model(&f, out)
     }
 
     /// Predicted co-located latencies (microseconds) of both sides.

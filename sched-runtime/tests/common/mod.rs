@@ -14,7 +14,7 @@ pub fn fixture_dir(sub: &str) -> PathBuf {
 }
 
 /// Every `.ptx` file under `tests/fixtures/{handwritten,ptx}`, sorted; the
-/// NVRTC-generated ones appear as another helper lands them.
+/// NVRTC-generated ones included.
 pub fn all_fixtures() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for sub in ["handwritten", "ptx"] {
