@@ -680,3 +680,68 @@ fn ptx_errors_name_the_file_line_and_construct() {
         .code(2)
         .stderr(predicate::str::contains("sm_90"));
 }
+
+#[test]
+fn kernels_verify_without_a_driver_is_a_clear_error() {
+    // This machine and CI have no NVIDIA driver: the GPU check must say so,
+    // not panic inside cudarc. (On a GPU machine this test is not run:
+    // scripts/gpu-check.sh runs the check itself.)
+    if Path::new("/proc/driver/nvidia").exists() {
+        return;
+    }
+    tally()
+        .args(["kernels", "verify"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no NVIDIA driver found"))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
+#[test]
+fn profile_takes_the_kernel_librarys_real_resources() {
+    // ptxas's figures for the library (NVRTC + ptxas, installed by
+    // scripts/test.sh), then a profile whose kernels launch like them.
+    let dir = tempfile::tempdir().unwrap();
+    let kernels = dir.path().join("kernels");
+    tally()
+        .args([
+            "kernels", "build", "--arch", "sm_90", "--format", "csv", "--out",
+        ])
+        .arg(&kernels)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("gemm_f16_mma,gemm,preemptive-ptb"));
+    let resources = kernels.join("resources.json");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&resources).unwrap()).unwrap();
+    let gemm = rows
+        .iter()
+        .find(|r| r["entry"] == "gemm_f16_mma" && r["variant"] == "original")
+        .expect("gemm row");
+    let registers = gemm["registers"].as_u64().unwrap().to_string();
+    assert!(kernels.join("gemm.sm_90.ptx").is_file());
+    let out = dir.path().join("bert");
+    tally()
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--pairs",
+            "20",
+            "--quiet",
+        ])
+        .arg("--kernel-resources")
+        .arg(&resources)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let (header, ops) = read_csv(&out.join("ops.csv"));
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let gemms: Vec<_> = ops.iter().filter(|r| &r[col("kind")] == "gemm").collect();
+    assert!(!gemms.is_empty());
+    for r in gemms {
+        assert_eq!(&r[col("block_x")], "128");
+        assert_eq!(r[col("registers_per_thread")], registers);
+    }
+}

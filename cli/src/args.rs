@@ -114,6 +114,26 @@ pub enum KernelsCommand {
     #[command(after_help = "Examples:\n  tally kernels build --arch sm_90\n  \
                             tally kernels build --arch sm_80 --format csv --out runs/kernels-sm80")]
     Build(KernelsBuildArgs),
+    /// On a real GPU: run every kernel and each variant on the same inputs,
+    /// compare outputs byte for byte, measure preemption latency.
+    #[command(
+        after_help = "Examples:\n  tally kernels verify\n  tally kernels verify --device 1 --format json\n\n\
+                      Needs an NVIDIA driver (CUDA 13) and a GPU of compute capability 8.0-9.0;\n\
+                      scripts/gpu-check.sh runs it."
+    )]
+    Verify(KernelsVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KernelsVerifyArgs {
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Seed of the input data.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -217,6 +237,10 @@ pub struct ProfileArgs {
     /// No progress bar.
     #[arg(long, short, env = env::TALLY_QUIET)]
     pub quiet: bool,
+    /// Give each kernel the real launch of its library kernel (block, registers,
+    /// shared memory) from `tally kernels build --out DIR`'s DIR/resources.json.
+    #[arg(long, value_name = "FILE")]
+    pub kernel_resources: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use tally_datasets::{
 use tally_gpu::rng::SplitMix64;
 use tally_gpu::{Backend, Counter, GpuError, GpuSpec, KernelSpec, Partition};
 
+use crate::kernel_resources::KernelResources;
 use crate::model::Model;
 
 /// The default SM splits, as the fraction of the GPU given to the first
@@ -36,6 +37,9 @@ pub struct CampaignConfig {
     pub split_fractions: Vec<f64>,
     pub pairs: PairSelection,
     pub seed: u64,
+    /// The kernel library's real resources, applied to every kernel first
+    /// (`tally profile --kernel-resources`).
+    pub kernel_resources: Option<KernelResources>,
 }
 
 impl Default for CampaignConfig {
@@ -45,6 +49,7 @@ impl Default for CampaignConfig {
             split_fractions: DEFAULT_SPLITS.to_vec(),
             pairs: PairSelection::All,
             seed: 0,
+            kernel_resources: None,
         }
     }
 }
@@ -184,7 +189,12 @@ pub fn run(
     let gpu = backend.spec().clone();
     let splits = splits_for(&gpu, &config.split_fractions)?;
     let sm_counts = sweep_sizes(&gpu, config.sm_counts.as_deref(), &splits)?;
-    let kernels: Vec<(KernelSpec, u32)> = model.unique_kernels();
+    let mut kernels: Vec<(KernelSpec, u32)> = model.unique_kernels();
+    if let Some(resources) = &config.kernel_resources {
+        for (k, _) in &mut kernels {
+            resources.apply(k);
+        }
+    }
     if kernels.is_empty() {
         return Err(CampaignError::Config(format!(
             "model `{}` has no kernels",

@@ -3,6 +3,7 @@
 //! (standalone and pair sweeps) and the interference summary of datasets.
 
 pub mod campaign;
+pub mod kernel_resources;
 mod lower;
 pub mod model;
 pub mod model_file;

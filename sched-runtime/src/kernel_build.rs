@@ -5,7 +5,7 @@
 //! memory and spills. `tally kernels build` prints the result as a table.
 
 use serde::Serialize;
-use tally_gpu::cuda::{assemble, compile_to_ptx, Arch, EntryResources, ToolError};
+use tally_gpu::cuda::{assemble_cubin, compile_to_ptx, Arch, EntryResources, ToolError};
 use tally_gpu::library::{self, LibraryKernel};
 use tally_gpu::{GpuError, KernelKind};
 
@@ -134,7 +134,12 @@ pub fn build_library(arch: Arch) -> Result<LibraryBuild, BuildError> {
         if supported.is_empty() {
             continue;
         }
-        let (ptx, resources, refusals) = build_file(file, source, arch)?;
+        let FileBuild {
+            ptx,
+            resources,
+            refusals,
+            ..
+        } = build_file(file, source, arch)?;
         for k in supported {
             for variant in KernelVariant::ALL {
                 let name = variant.entry_name(&k.entry);
@@ -167,20 +172,32 @@ pub fn build_library(arch: Arch) -> Result<LibraryBuild, BuildError> {
     })
 }
 
-/// NVRTC, transform (refused entries skipped), ptxas: the transformed PTX,
-/// ptxas's figures for every function, and the refusals.
-type FileBuild = (String, Vec<EntryResources>, Vec<PtxError>);
+/// One library file built: the transformed PTX, ptxas's figures for every
+/// function, the cubin, and the entries the transformer refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileBuild {
+    pub ptx: String,
+    pub resources: Vec<EntryResources>,
+    pub cubin: Vec<u8>,
+    pub refusals: Vec<PtxError>,
+}
 
-fn build_file(file: &str, source: &str, arch: Arch) -> Result<FileBuild, BuildError> {
+/// NVRTC, every variant of every entry (refused ones skipped), ptxas.
+pub fn build_file(file: &str, source: &str, arch: Arch) -> Result<FileBuild, BuildError> {
     let ptx = compile_to_ptx(source, file, arch)?;
     let module = parse_module(&ptx).map_err(|source| BuildError::Parse {
         file: file.to_string(),
         source,
     })?;
     let (transformed, refusals) = transform_module_skipping(&module, Variants::ALL);
-    let text = transformed.to_string();
-    let resources = assemble(&text, file, arch)?;
-    Ok((text, resources, refusals))
+    let ptx = transformed.to_string();
+    let (resources, cubin) = assemble_cubin(&ptx, file, arch)?;
+    Ok(FileBuild {
+        ptx,
+        resources,
+        cubin,
+        refusals,
+    })
 }
 
 fn refusal_of(refusals: &[PtxError], entry: &str) -> Option<String> {

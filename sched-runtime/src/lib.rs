@@ -1,7 +1,9 @@
 //! tally-sched: the scheduling runtime. So far it holds the PTX transformer
 //! (`ptx`), which rewrites kernels so they can run as slices or as
 //! preemptible persistent thread blocks, and the build of the kernel
-//! library with it (`kernel_build`).
+//! library with it (`kernel_build`) and its check on a real GPU
+//! (`kernel_check`).
 
 pub mod kernel_build;
+pub mod kernel_check;
 pub mod ptx;

@@ -7,15 +7,17 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use tally_sched::kernel_build::{build_library, VariantStatus};
+use tally_sched::kernel_check::{check_on_device, RunStatus};
 
 use super::ptx::parse_arch;
 use super::Finding;
-use crate::args::{KernelsBuildArgs, KernelsCommand};
+use crate::args::{KernelsBuildArgs, KernelsCommand, KernelsVerifyArgs};
 use crate::output::Table;
 
 pub fn run(c: &KernelsCommand) -> Result<()> {
     match c {
         KernelsCommand::Build(a) => build(a),
+        KernelsCommand::Verify(a) => verify(a),
     }
 }
 
@@ -97,6 +99,67 @@ fn build(a: &KernelsBuildArgs) -> Result<()> {
     );
     if !built.all_ok() {
         return Err(Finding("some kernel variants were refused by the transformer".into()).into());
+    }
+    Ok(())
+}
+
+fn verify(a: &KernelsVerifyArgs) -> Result<()> {
+    let report = check_on_device(a.device, a.seed)?;
+    eprintln!(
+        "{} (compute capability {})",
+        report.device, report.compute_capability
+    );
+    let mut table = Table::new(&[
+        "kernel",
+        "run",
+        "launches",
+        "blocks",
+        "blocks_at_retreat",
+        "time_ms",
+        "outputs",
+    ]);
+    for r in &report.rows {
+        let outputs = match &r.status {
+            RunStatus::Identical => "identical".to_string(),
+            RunStatus::Different {
+                differing,
+                total,
+                first,
+            } => format!("DIFFERENT: {differing} of {total} bytes, first {first}"),
+            RunStatus::Failed { error } => format!("failed: {error}"),
+            RunStatus::Skipped { reason } => format!("skipped: {reason}"),
+        };
+        table.push(vec![
+            r.entry.clone(),
+            r.run.as_str().to_string(),
+            r.launches.to_string(),
+            r.blocks.to_string(),
+            r.blocks_at_retreat
+                .map(|b| b.to_string())
+                .unwrap_or_default(),
+            format!("{:.3}", r.time_ms),
+            outputs,
+        ]);
+    }
+    table.write(a.output.format, &mut std::io::stdout().lock())?;
+    if let Some(p) = &report.preemption {
+        eprintln!(
+            "preemption latency of {} ({} blocks, {} workers, full run {:.3} ms): \
+             median {:.1} us, max {:.1} us over {} trials (median {} blocks done at retreat)",
+            p.entry,
+            p.blocks,
+            p.workers,
+            p.full_run_ms,
+            p.latency_us_median,
+            p.latency_us_max,
+            p.trials,
+            p.blocks_done_median
+        );
+    }
+    if !report.all_identical() {
+        return Err(
+            Finding("some variants' outputs differ from the original kernel's".into()).into(),
+        );
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use tally_datasets::{time::rfc3339, Format, RunDir};
 use tally_gpu::{open_backend, BackendKind, GpuSpec};
 use tally_profiler::campaign::{self, CampaignConfig, PairSelection, RunMeta};
+use tally_profiler::kernel_resources::KernelResources;
 use tally_profiler::summary::summarize;
 use tally_profiler::zoo;
 
@@ -37,6 +38,11 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         split_fractions: args.splits.clone(),
         pairs: args.pairs.map_or(PairSelection::All, PairSelection::Sample),
         seed: args.seed,
+        kernel_resources: args
+            .kernel_resources
+            .as_deref()
+            .map(KernelResources::read)
+            .transpose()?,
     };
     let started = SystemTime::now();
     let clock = Instant::now();

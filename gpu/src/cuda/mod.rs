@@ -1,11 +1,14 @@
 //! The CUDA side of the device layer. What is here works without a GPU:
 //! locating the compiler tools, compiling CUDA C to PTX with NVRTC, and
-//! assembling PTX with ptxas to learn a kernel's real resource usage.
+//! assembling PTX with ptxas to learn a kernel's real resource usage, and
+//! the check for an NVIDIA driver that every GPU path makes first.
 
+pub mod driver;
 pub mod nvrtc;
 pub mod ptxas;
 pub mod tools;
 
+pub use driver::{driver_present, NO_DRIVER};
 pub use nvrtc::{compile_to_ptx, Arch};
-pub use ptxas::{assemble, parse_ptxas_info, EntryResources};
+pub use ptxas::{assemble, assemble_cubin, parse_ptxas_info, EntryResources};
 pub use tools::{locate_nvrtc, locate_ptxas, ToolError};

@@ -32,6 +32,16 @@ pub struct EntryResources {
 /// Assemble `ptx` (named `name` in messages) for `arch` with `ptxas -v`;
 /// the resources of every function, in name order.
 pub fn assemble(ptx: &str, name: &str, arch: Arch) -> Result<Vec<EntryResources>, ToolError> {
+    assemble_cubin(ptx, name, arch).map(|(resources, _)| resources)
+}
+
+/// Like [`assemble`], and also the cubin ptxas wrote (what the CUDA
+/// backend loads: no JIT, so a driver older than the PTX ISA still runs it).
+pub fn assemble_cubin(
+    ptx: &str,
+    name: &str,
+    arch: Arch,
+) -> Result<(Vec<EntryResources>, Vec<u8>), ToolError> {
     let ptxas = locate_ptxas()?;
     let dir = std::env::temp_dir().join(format!("tally-ptxas-{}-{}", std::process::id(), unique()));
     std::fs::create_dir_all(&dir).map_err(|source| ToolError::Io {
@@ -44,7 +54,13 @@ pub fn assemble(ptx: &str, name: &str, arch: Arch) -> Result<Vec<EntryResources>
             path: input.clone(),
             source,
         })?;
-        run(&ptxas, &input, &dir.join("out.cubin"), name, arch)
+        let cubin = dir.join("out.cubin");
+        let resources = run(&ptxas, &input, &cubin, name, arch)?;
+        let bytes = std::fs::read(&cubin).map_err(|source| ToolError::Io {
+            path: cubin.clone(),
+            source,
+        })?;
+        Ok((resources, bytes))
     })();
     // Scratch files only; failing to remove them is not worth an error.
     let _ = std::fs::remove_dir_all(&dir);
