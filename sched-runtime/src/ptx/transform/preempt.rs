@@ -23,11 +23,8 @@
 //! it once each).
 
 use super::names::Names;
-use super::rewrite::{
-    assemble, code, common_decls, decompose, grid_prologue, returns_to_branch,
-    substitute_block_index, Parts, PARAM_GRID,
-};
-use super::sync::{end_point, rewrite_barriers, LEADER, LEADER_DECL};
+use super::rewrite::{assemble, code, common_decls, decompose, grid_prologue, Parts, PARAM_GRID};
+use super::sync::{end_point, loop_body, LEADER, LEADER_DECL};
 use crate::ptx::ast::*;
 use crate::ptx::error::PtxError;
 
@@ -77,12 +74,7 @@ pub(crate) fn build(
     barriers: usize,
 ) -> Result<Function, PtxError> {
     let name = entry.name.as_str();
-    let mut body = body.to_vec();
-    substitute_block_index(&mut body, n);
-    returns_to_branch(&mut body, &format!("{}next", n.label));
-    if barriers > 0 {
-        rewrite_barriers(&mut body);
-    }
+    let body = loop_body(body, n, barriers);
     // The task broadcast orders the leader's `done` reset (see `sync`).
     let sync = end_point(n, name, barriers, false)?;
     let mut decls = common_decls(n, name)?;

@@ -32,7 +32,7 @@
 
 use super::names::Names;
 use super::refuse::{classify_barrier, BarrierKind};
-use super::rewrite::code;
+use super::rewrite::{code, returns_to_branch, substitute_block_index};
 use crate::ptx::ast::*;
 use crate::ptx::error::PtxError;
 use crate::ptx::walk::for_each_instr_mut;
@@ -134,4 +134,17 @@ pub(crate) fn end_point(
         init: code(n, entry, DONE_INIT)?,
         end,
     })
+}
+
+/// The original body as a persistent loop iteration runs it: block index
+/// substituted, every return a branch to the end of the iteration
+/// (`<label>next`), and barriers made safe for early returners.
+pub(crate) fn loop_body(body: &[Statement], n: &Names, barriers: usize) -> Vec<Statement> {
+    let mut body = body.to_vec();
+    substitute_block_index(&mut body, n);
+    returns_to_branch(&mut body, &format!("{}next", n.label));
+    if barriers > 0 {
+        rewrite_barriers(&mut body);
+    }
+    body
 }
