@@ -745,3 +745,99 @@ fn profile_takes_the_kernel_librarys_real_resources() {
         assert_eq!(r[col("registers_per_thread")], registers);
     }
 }
+
+#[test]
+fn run_compares_policies_and_writes_its_tables() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let assert = tally()
+        .args([
+            "run",
+            "--hp",
+            "bert-base:infer",
+            "--be",
+            "resnet50:train",
+            "--compare",
+            "mps,tally,tally-predict",
+            "--predictor",
+            "oracle",
+            "--load",
+            "0.5",
+            "--duration",
+            "300ms",
+            "--format",
+            "csv",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).expect("utf8");
+    assert!(stdout.starts_with("policy,hp_p99_ms,p99_overhead_pct"));
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
+    let (header, rows) = read_csv(&out.join("summary.csv"));
+    assert_eq!(header[0], "policy");
+    assert_eq!(rows.len(), 3);
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    for row in &rows {
+        let p99: f64 = row[col("hp_p99_ms")].parse().expect("p99");
+        let alone: f64 = row[col("alone_p99_ms")].parse().expect("alone p99");
+        assert!(
+            p99 >= alone * 0.999,
+            "co-location never beats alone: {p99} vs {alone}"
+        );
+    }
+    let (_, requests) = read_csv(&out.join("requests.csv"));
+    assert!(requests.iter().any(|r| &r[0] == "alone"));
+    assert!(requests.iter().any(|r| &r[0] == "tally"));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("run.json"))
+            .expect("json");
+    assert_eq!(meta["hp"], "bert-base:infer");
+    // A second run into the same directory needs --force.
+    tally()
+        .args([
+            "run",
+            "--hp",
+            "bert-base:infer",
+            "--duration",
+            "10ms",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+}
+
+#[test]
+fn run_rejects_bad_input_clearly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--hp", "bert-base:infer", "--policy", "fifo"],
+            "unknown policy `fifo`",
+        ),
+        (
+            &["--hp", "bert-base:infer", "--policy", "tally-predict"],
+            "needs --predictor",
+        ),
+        (&["--hp", "resnet50:train"], "--hp takes inference models"),
+        (
+            &["--hp", "bert-base:infer", "--duration", "soon"],
+            "--duration `soon`",
+        ),
+    ];
+    for (args, message) in cases {
+        tally()
+            .arg("run")
+            .args(args)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+        assert!(!out.join("run.json").exists());
+    }
+}

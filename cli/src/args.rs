@@ -61,6 +61,13 @@ pub enum Command {
                             tally predict --predictor model.json --data runs/r50 --pairs pairs.csv --format csv"
     )]
     Predict(PredictArgs),
+    /// Co-execute an HP inference job with BE training jobs under a scheduling policy.
+    #[command(
+        after_help = "Examples:\n  tally run --hp bert-base:infer --be resnet50:train --policy tally --load 0.5 --out runs/run1\n  \
+                            tally run --hp llama2-7b-decode:infer --be bert-base:train --compare all --duration 10s --out runs/cmp\n  \
+                            tally run --hp bert-base:infer --be gpt2:train --policy tally-predict --predictor model.json --out runs/tp"
+    )]
+    Run(RunArgs),
     /// Transform PTX kernels for slicing and preemption, or check them with ptxas.
     #[command(subcommand)]
     Ptx(PtxCommand),
@@ -337,6 +344,56 @@ pub struct PredictArgs {
     /// Learned method to predict with (default: the model file's).
     #[arg(long)]
     pub method: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// High-priority inference job: a zoo model (`bert-base:infer`, ...).
+    #[arg(long)]
+    pub hp: String,
+    /// Best-effort training job (zoo training variant); repeat for several.
+    #[arg(long)]
+    pub be: Vec<String>,
+    /// Scheduling policy: time-slicing, mps, mps-priority, tgs, orion, tally, tally-predict.
+    #[arg(long, default_value = "tally", conflicts_with = "compare")]
+    pub policy: String,
+    /// Run the same workload under several policies: `all` or a comma-separated list.
+    #[arg(long)]
+    pub compare: Option<String>,
+    /// tally-predict's slowdown model: a model file from `tally train`, or
+    /// `oracle` for the simulator's own contention model.
+    #[arg(long)]
+    pub predictor: Option<String>,
+    /// tally-predict: largest predicted HP slowdown accepted (0.02 = 2 %).
+    #[arg(long, default_value_t = 0.02)]
+    pub tolerance: f64,
+    /// Tally's turnaround-latency limit for BE kernel configurations, ms.
+    #[arg(long, default_value_t = 0.0316)]
+    pub turnaround_ms: f64,
+    /// Poisson HP arrivals at this fraction of the HP job's standalone capacity
+    /// (default: a single-stream closed loop).
+    #[arg(long, conflicts_with = "arrivals")]
+    pub load: Option<f64>,
+    /// HP arrival times from a file (one time in ms per line).
+    #[arg(long)]
+    pub arrivals: Option<PathBuf>,
+    /// Simulated time: `30s`, `500ms`, `2m`.
+    #[arg(long, default_value = "30s")]
+    pub duration: String,
+    /// Seed of the arrival process.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// GPU preset name or spec file.
+    #[arg(long, default_value = "a100-40gb", env = env::TALLY_GPU)]
+    pub gpu: String,
+    /// Output directory (requests.csv, summary.csv, run.json).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace an existing run in --out.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

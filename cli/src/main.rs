@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Command::Train(a) => commands::train::run(a),
         Command::Eval(a) => commands::eval::run(a),
         Command::Predict(a) => commands::predict::run(a),
+        Command::Run(a) => commands::run::run(a),
         Command::Ptx(c) => commands::ptx::run(c),
         Command::Kernels(c) => commands::kernels::run(c),
     };

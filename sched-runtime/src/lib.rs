@@ -4,6 +4,14 @@
 //! library with it (`kernel_build`) and its check on a real GPU
 //! (`kernel_check`).
 
+pub mod alone;
+pub mod config;
+pub mod engine;
+pub mod experiment;
 pub mod kernel_build;
 pub mod kernel_check;
+pub mod metrics;
+pub mod policy;
 pub mod ptx;
+pub mod runner;
+pub mod workload;

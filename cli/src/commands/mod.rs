@@ -8,6 +8,7 @@ pub mod models;
 pub mod predict;
 pub mod profile;
 pub mod ptx;
+pub mod run;
 pub mod summary;
 pub mod train;
 

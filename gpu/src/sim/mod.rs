@@ -82,6 +82,8 @@ mod counters;
 mod noise;
 mod prepared;
 mod solver;
+mod wave;
 
 pub use backend::{SimBackend, DEFAULT_NOISE_SIGMA};
 pub use prepared::PreparedKernel;
+pub use wave::{PreparedWave, WaveModel, WaveShape, WaveTiming, MAX_CONCURRENT};

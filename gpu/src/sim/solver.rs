@@ -71,10 +71,14 @@ pub(crate) struct Solution {
     pub rho_dram: f64,
 }
 
+/// Most kernels one operating point is solved for (the scheduler's engine
+/// co-runs one kernel per job).
+pub(crate) const MAX_KERNELS: usize = 8;
+
 struct Problem<'a> {
     path: SharedPath,
     kernels: &'a [&'a PreparedKernel],
-    capacity: [f64; 2],
+    capacity: [f64; MAX_KERNELS],
 }
 
 impl Problem<'_> {
@@ -86,8 +90,8 @@ impl Problem<'_> {
         }
     }
 
-    fn evaluate(&self, rho_l2: f64, rho_dram: f64) -> [Evaluation; 2] {
-        let mut out = [Evaluation::default(); 2];
+    fn evaluate(&self, rho_l2: f64, rho_dram: f64) -> [Evaluation; MAX_KERNELS] {
+        let mut out = [Evaluation::default(); MAX_KERNELS];
         for (i, k) in self.kernels.iter().enumerate() {
             out[i] = k.evaluate(&self.state(i, rho_l2, rho_dram));
         }
@@ -261,7 +265,8 @@ impl Problem<'_> {
 
     /// Insertion rates of both kernels with kernel 0 holding `c0` bytes of L2.
     fn capacity_residual(&mut self, c0: f64, rho: &mut (f64, f64)) -> f64 {
-        self.capacity = [c0, self.path.l2_size - c0];
+        self.capacity[0] = c0;
+        self.capacity[1] = self.path.l2_size - c0;
         *rho = self.solve_utilisations(*rho);
         let evals = self.evaluate(rho.0, rho.1);
         let insertion = [
@@ -306,7 +311,7 @@ fn solve_ordered(path: SharedPath, kernels: &[&PreparedKernel]) -> Solution {
     let mut problem = Problem {
         path,
         kernels,
-        capacity: [path.l2_size; 2],
+        capacity: [path.l2_size; MAX_KERNELS],
     };
     let contended =
         kernels.len() == 2 && kernels[0].working_set + kernels[1].working_set > path.l2_size;
@@ -336,15 +341,76 @@ fn solve_ordered(path: SharedPath, kernels: &[&PreparedKernel]) -> Solution {
             )
         };
         c0 = c0.clamp(0.0, size);
-        problem.capacity = [c0, size - c0];
+        problem.capacity[0] = c0;
+        problem.capacity[1] = size - c0;
     }
     let (rho_l2, rho_dram) = problem.solve_utilisations(rho);
+    let evals = problem.evaluate(rho_l2, rho_dram);
     Solution {
-        evals: problem.evaluate(rho_l2, rho_dram),
-        l2_capacity: problem.capacity,
+        evals: [evals[0], evals[1]],
+        l2_capacity: [problem.capacity[0], problem.capacity[1]],
         rho_l2,
         rho_dram,
     }
+}
+
+/// Durations of up to `MAX_KERNELS` kernels running at once (the
+/// scheduler's engine). One or two kernels are solved exactly as `solve`
+/// does; with more, the L2 capacity split is found by a damped fixed-point
+/// iteration of the same rule (capacity in proportion to insertion rates,
+/// never more than a working set) instead of the bracketed root.
+pub(crate) fn solve_many(path: SharedPath, kernels: &[&PreparedKernel], out: &mut [Evaluation]) {
+    let n = kernels.len();
+    assert!(
+        n <= MAX_KERNELS && out.len() >= n,
+        "solve_many: at most {MAX_KERNELS} kernels"
+    );
+    if n <= 2 {
+        if n > 0 {
+            let s = solve(path, kernels);
+            out[..n].copy_from_slice(&s.evals[..n]);
+        }
+        return;
+    }
+    let mut problem = Problem {
+        path,
+        kernels,
+        capacity: [path.l2_size; MAX_KERNELS],
+    };
+    let unloaded = problem.implied(0.0, 0.0);
+    let mut rho = (unloaded.0.min(START_CAP), unloaded.1.min(START_CAP));
+    let total_ws: f64 = kernels.iter().map(|k| k.working_set).sum();
+    if total_ws > path.l2_size {
+        for (c, k) in problem.capacity.iter_mut().zip(kernels) {
+            *c = path.l2_size * k.working_set / total_ws;
+        }
+        for _ in 0..MAX_OUTER {
+            rho = problem.solve_utilisations(rho);
+            let evals = problem.evaluate(rho.0, rho.1);
+            let insertion: Vec<f64> = evals[..n]
+                .iter()
+                .map(|e| e.dram_read_bytes / e.cycles)
+                .collect();
+            let total: f64 = insertion.iter().sum();
+            let mut moved: f64 = 0.0;
+            for i in 0..n {
+                let share = if total > 0.0 {
+                    insertion[i] / total
+                } else {
+                    1.0 / n as f64
+                };
+                let target = (path.l2_size * share).min(kernels[i].working_set);
+                let next = 0.5 * (problem.capacity[i] + target);
+                moved = moved.max((next - problem.capacity[i]).abs());
+                problem.capacity[i] = next;
+            }
+            if moved < path.l2_size * 1e-7 {
+                break;
+            }
+        }
+    }
+    let (rho_l2, rho_dram) = problem.solve_utilisations(rho);
+    out[..n].copy_from_slice(&problem.evaluate(rho_l2, rho_dram)[..n]);
 }
 
 #[cfg(test)]

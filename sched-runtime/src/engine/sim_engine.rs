@@ -1,0 +1,630 @@
+//! `SimEngine`: the event loop, the block dispatcher and the rate update.
+
+use std::collections::HashMap;
+
+use tally_gpu::sim::{PreparedWave, WaveModel, WaveShape, WaveTiming, MAX_CONCURRENT};
+use tally_gpu::{GpuError, GpuSpec, KernelSpec, Occupancy};
+
+use super::launch::{Completion, LaunchId, LaunchRequest};
+use super::sm::Sm;
+
+/// Time a persistent worker spends fetching its next block (atomic add on
+/// the global counter, shared-memory broadcast, barrier), microseconds.
+pub const PTB_FETCH_US: f64 = 0.3;
+/// Cohorts whose remaining work is below this are done (rounding).
+const DONE_EPS: f64 = 1e-9;
+
+/// Index of a kernel in the engine's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub u32);
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("launch of kernel `{kernel}`: {reason}")]
+    BadLaunch { kernel: String, reason: String },
+    #[error("more than {max} launches running at once")]
+    TooManyConcurrent { max: usize },
+}
+
+/// A run of blocks that executed (the engine's log, for checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRun {
+    pub launch: LaunchId,
+    pub job: usize,
+    pub kernel: KernelId,
+    pub first_block: u64,
+    pub blocks: u64,
+}
+
+#[derive(Debug)]
+struct KernelInfo {
+    spec: KernelSpec,
+    blocks_per_sm: u32,
+}
+
+#[derive(Debug)]
+struct Launch {
+    id: LaunchId,
+    req: LaunchRequest,
+    ready_at: f64,
+    /// Next block index to dispatch (absolute).
+    next: u64,
+    end: u64,
+    resident: u32,
+    active_sms: u32,
+    worker_cap: Option<u32>,
+    retreat: bool,
+    suspended: bool,
+    /// Progress per microsecond of every cohort of this launch.
+    rate: f64,
+}
+
+#[derive(Debug)]
+struct Cohort {
+    slot: usize,
+    first_block: u64,
+    blocks: u32,
+    /// Remaining work, in waves (1.0 when dispatched).
+    remaining: f64,
+    sms: Vec<(u32, u32)>,
+}
+
+/// The simulated GPU as the scheduler drives it.
+#[derive(Debug)]
+pub struct SimEngine {
+    gpu: GpuSpec,
+    model: WaveModel,
+    kernels: Vec<KernelInfo>,
+    kernel_index: HashMap<String, KernelId>,
+    sms: Vec<Sm>,
+    /// Launch slots (`None` = free), and the order they are served in.
+    slots: Vec<Option<Launch>>,
+    order: Vec<usize>,
+    cohorts: Vec<Cohort>,
+    now: f64,
+    next_id: u64,
+    dirty: bool,
+    prepared: HashMap<(KernelId, WaveShape), PreparedWave>,
+    timings: HashMap<Vec<(KernelId, WaveShape)>, Vec<WaveTiming>>,
+    log: Option<Vec<BlockRun>>,
+}
+
+impl SimEngine {
+    pub fn new(gpu: &GpuSpec) -> SimEngine {
+        SimEngine {
+            gpu: gpu.clone(),
+            model: WaveModel::new(gpu),
+            kernels: Vec::new(),
+            kernel_index: HashMap::new(),
+            sms: vec![Sm::default(); gpu.sm_count as usize],
+            slots: Vec::new(),
+            order: Vec::new(),
+            cohorts: Vec::new(),
+            now: 0.0,
+            next_id: 0,
+            dirty: false,
+            prepared: HashMap::new(),
+            timings: HashMap::new(),
+            log: None,
+        }
+    }
+
+    /// Keep a log of every run of blocks (for checks; costs memory).
+    pub fn record_blocks(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    pub fn block_log(&self) -> &[BlockRun] {
+        self.log.as_deref().unwrap_or(&[])
+    }
+
+    pub fn gpu(&self) -> &GpuSpec {
+        &self.gpu
+    }
+
+    pub fn now(&self) -> f64 {
+        self.now
+    }
+
+    /// Register a kernel (deduplicated by its op id).
+    pub fn add_kernel(&mut self, spec: &KernelSpec) -> Result<KernelId, EngineError> {
+        let key = spec.op_id();
+        if let Some(&id) = self.kernel_index.get(&key) {
+            return Ok(id);
+        }
+        let occupancy = Occupancy::of(spec, &self.gpu)?;
+        let id = KernelId(self.kernels.len() as u32);
+        self.kernels.push(KernelInfo {
+            spec: spec.clone(),
+            blocks_per_sm: occupancy.blocks_per_sm.max(1),
+        });
+        self.kernel_index.insert(key, id);
+        Ok(id)
+    }
+
+    pub fn kernel(&self, id: KernelId) -> &KernelSpec {
+        &self.kernels[id.0 as usize].spec
+    }
+
+    pub fn blocks_per_sm(&self, id: KernelId) -> u32 {
+        self.kernels[id.0 as usize].blocks_per_sm
+    }
+
+    /// Submit a launch; it may start after the launch overhead.
+    pub fn submit(&mut self, req: LaunchRequest) -> Result<LaunchId, EngineError> {
+        let info = &self.kernels[req.kernel.0 as usize];
+        let bad = |reason: String| EngineError::BadLaunch {
+            kernel: info.spec.name.clone(),
+            reason,
+        };
+        req.sms.check(&self.gpu).map_err(|e| bad(e.to_string()))?;
+        if req.first_block + req.blocks > info.spec.blocks() {
+            return Err(bad(format!(
+                "blocks {}..{} beyond its grid of {}",
+                req.first_block,
+                req.first_block + req.blocks,
+                info.spec.blocks()
+            )));
+        }
+        if req.workers_per_sm == Some(0) {
+            return Err(bad("zero persistent workers per SM".into()));
+        }
+        if req.preemptible && req.workers_per_sm.is_none() {
+            return Err(bad(
+                "only persistent-thread-block launches can retreat".into()
+            ));
+        }
+        let worker_cap = req
+            .workers_per_sm
+            .map(|w| w.min(info.blocks_per_sm) * req.sms.sm_count);
+        let id = LaunchId(self.next_id);
+        self.next_id += 1;
+        let ready_at = if req.with_overhead {
+            self.now + self.gpu.launch_overhead_us
+        } else {
+            self.now
+        };
+        let launch = Launch {
+            id,
+            next: req.first_block,
+            end: req.first_block + req.blocks,
+            req,
+            ready_at,
+            resident: 0,
+            active_sms: 0,
+            worker_cap,
+            retreat: false,
+            suspended: false,
+            rate: 0.0,
+        };
+        let slot = match self.slots.iter().position(Option::is_none) {
+            Some(i) => {
+                self.slots[i] = Some(launch);
+                i
+            }
+            None => {
+                self.slots.push(Some(launch));
+                self.slots.len() - 1
+            }
+        };
+        // Serve order: priority first, then launch order.
+        let prio = self.slot(slot).req.priority;
+        let pos = self
+            .order
+            .iter()
+            .position(|&s| self.slot(s).req.priority < prio)
+            .unwrap_or(self.order.len());
+        self.order.insert(pos, slot);
+        self.dirty = true;
+        Ok(id)
+    }
+
+    fn slot(&self, slot: usize) -> &Launch {
+        self.slots[slot].as_ref().expect("live launch slot")
+    }
+
+    fn slot_mut(&mut self, slot: usize) -> &mut Launch {
+        self.slots[slot].as_mut().expect("live launch slot")
+    }
+
+    fn find(&self, id: LaunchId) -> Option<usize> {
+        self.order.iter().copied().find(|&s| self.slot(s).id == id)
+    }
+
+    /// Tell a preemptive PTB launch's workers to retreat: no new blocks;
+    /// running blocks finish; it then completes with its progress. False if
+    /// the launch is gone or cannot retreat.
+    pub fn retreat(&mut self, id: LaunchId) -> bool {
+        match self.find(id) {
+            Some(s) if self.slot(s).req.preemptible => {
+                self.slot_mut(s).retreat = true;
+                self.dirty = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Stop (or resume) dispatching a launch's blocks; running blocks go on.
+    pub fn set_suspended(&mut self, id: LaunchId, suspended: bool) {
+        if let Some(s) = self.find(id) {
+            self.slot_mut(s).suspended = suspended;
+            self.dirty = true;
+        }
+    }
+
+    /// Blocks of `id` resident on SMs now.
+    pub fn resident_blocks(&self, id: LaunchId) -> u32 {
+        self.find(id).map_or(0, |s| self.slot(s).resident)
+    }
+
+    /// SMs with no resident block in `0..sm_count`.
+    pub fn idle_sms(&self) -> u32 {
+        self.sms.iter().filter(|s| s.resident.is_empty()).count() as u32
+    }
+
+    /// Whether any launch is submitted and not yet complete.
+    pub fn busy(&self) -> bool {
+        !self.order.is_empty()
+    }
+
+    /// Time of the next internal event (a cohort finishing, a launch
+    /// becoming ready), if any.
+    pub fn next_event_time(&self) -> Option<f64> {
+        let mut t = f64::INFINITY;
+        for c in &self.cohorts {
+            let rate = self.slot(c.slot).rate;
+            if rate > 0.0 {
+                t = t.min(self.now + c.remaining / rate);
+            }
+        }
+        for &s in &self.order {
+            let l = self.slot(s);
+            if l.ready_at > self.now {
+                t = t.min(l.ready_at);
+            }
+        }
+        t.is_finite().then_some(t)
+    }
+
+    /// Run the simulation up to time `t`, reporting completed launches.
+    pub fn advance_to(&mut self, t: f64, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        self.settle(out)?;
+        while let Some(te) = self.next_event_time() {
+            if te > t {
+                break;
+            }
+            self.progress_to(te);
+            // Something is due at `te` (a cohort ends, a launch is ready).
+            self.dirty = true;
+            self.settle(out)?;
+        }
+        self.progress_to(t.max(self.now));
+        Ok(())
+    }
+
+    /// Apply what is due now: finished cohorts, complete launches,
+    /// dispatch, new rates. Call after submitting or preempting.
+    pub fn settle(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        loop {
+            self.finish_cohorts();
+            let completed = self.complete_launches(out);
+            if self.dirty {
+                self.dispatch();
+                self.update_rates()?;
+                self.dirty = false;
+            }
+            if !completed && !self.cohorts.iter().any(|c| c.remaining <= DONE_EPS) {
+                return Ok(());
+            }
+        }
+    }
+
+    fn progress_to(&mut self, t: f64) {
+        let dt = t - self.now;
+        for i in 0..self.cohorts.len() {
+            let rate = self.slot(self.cohorts[i].slot).rate;
+            let c = &mut self.cohorts[i];
+            // A cohort due by `t` is done even if `now + remaining / rate`
+            // rounds to `now` (time far larger than the step).
+            if self.now + c.remaining / rate <= t {
+                c.remaining = 0.0;
+            } else if dt > 0.0 {
+                c.remaining -= rate * dt;
+            }
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Retire cohorts that are done; persistent workers take their next
+    /// blocks on the same SMs without giving them up.
+    fn finish_cohorts(&mut self) {
+        let mut i = 0;
+        while i < self.cohorts.len() {
+            if self.cohorts[i].remaining > DONE_EPS {
+                i += 1;
+                continue;
+            }
+            let c = self.cohorts.swap_remove(i);
+            self.dirty = true;
+            let l = self.slot(c.slot);
+            let run = BlockRun {
+                launch: l.id,
+                job: l.req.job,
+                kernel: l.req.kernel,
+                first_block: c.first_block,
+                blocks: u64::from(c.blocks),
+            };
+            if let Some(log) = &mut self.log {
+                log.push(run);
+            }
+            let l = self.slot(c.slot);
+            let persistent = l.req.workers_per_sm.is_some() && !l.retreat && !l.suspended;
+            let available = l.end - l.next;
+            let bps = self.kernels[l.req.kernel.0 as usize].blocks_per_sm;
+            let keep = if persistent {
+                available.min(u64::from(c.blocks)) as u32
+            } else {
+                0
+            };
+            // Workers beyond the remaining blocks exit, SM by SM.
+            let mut release = c.blocks - keep;
+            let mut kept_sms = Vec::new();
+            let mut kept = 0;
+            for &(sm, n) in &c.sms {
+                let drop = n.min(release);
+                release -= drop;
+                let stay = n - drop;
+                if drop > 0 && self.sms[sm as usize].remove(c.slot, drop, bps) {
+                    self.slot_mut(c.slot).active_sms -= 1;
+                }
+                if stay > 0 {
+                    kept_sms.push((sm, stay));
+                    kept += stay;
+                }
+            }
+            let l = self.slot_mut(c.slot);
+            l.resident -= c.blocks - kept;
+            if kept > 0 {
+                let first = l.next;
+                l.next += u64::from(kept);
+                self.cohorts.push(Cohort {
+                    slot: c.slot,
+                    first_block: first,
+                    blocks: kept,
+                    remaining: 1.0,
+                    sms: kept_sms,
+                });
+            }
+        }
+    }
+
+    fn complete_launches(&mut self, out: &mut Vec<Completion>) -> bool {
+        let mut any = false;
+        let mut i = 0;
+        while i < self.order.len() {
+            let s = self.order[i];
+            let l = self.slot(s);
+            let drained = l.next == l.end || l.retreat;
+            if l.resident == 0 && drained && l.ready_at <= self.now {
+                out.push(Completion {
+                    launch: l.id,
+                    job: l.req.job,
+                    kernel: l.req.kernel,
+                    blocks_done: l.next - l.req.first_block,
+                    retreated: l.next < l.end,
+                    time_us: self.now,
+                });
+                self.order.remove(i);
+                self.slots[s] = None;
+                any = true;
+                self.dirty = true;
+            } else {
+                i += 1;
+            }
+        }
+        any
+    }
+
+    /// Place waiting blocks on SMs with room, launches in serve order; a
+    /// launch's blocks spread breadth-first over its SM range, as the
+    /// hardware block scheduler does.
+    fn dispatch(&mut self) {
+        let mut fits: Vec<(u32, u32)> = Vec::with_capacity(self.sms.len());
+        for oi in 0..self.order.len() {
+            let s = self.order[oi];
+            let l = self.slot(s);
+            if l.ready_at > self.now || l.suspended || l.retreat || l.next == l.end {
+                continue;
+            }
+            let mut want = l.end - l.next;
+            if let Some(cap) = l.worker_cap {
+                want = want.min(u64::from(cap.saturating_sub(l.resident)));
+            }
+            if want == 0 {
+                continue;
+            }
+            let bps = self.kernels[l.req.kernel.0 as usize].blocks_per_sm;
+            let per_sm_cap = l.req.workers_per_sm.map_or(bps, |w| w.min(bps));
+            let range = l.req.sms.first_sm..l.req.sms.first_sm + l.req.sms.sm_count;
+            fits.clear();
+            for sm in range {
+                let mine = self.sms[sm as usize]
+                    .resident
+                    .iter()
+                    .find(|(x, _)| *x == s)
+                    .map_or(0, |r| r.1);
+                let fit = self.sms[sm as usize]
+                    .fit(bps)
+                    .min(per_sm_cap.saturating_sub(mine));
+                if fit > 0 {
+                    fits.push((sm, fit));
+                }
+            }
+            let placed = level_fill(&mut fits, want);
+            if placed == 0 {
+                continue;
+            }
+            let mut sms = Vec::new();
+            let mut new_sms = 0;
+            for &(sm, n) in fits.iter().filter(|f| f.1 > 0) {
+                if self.sms[sm as usize].add(s, n, bps) {
+                    new_sms += 1;
+                }
+                sms.push((sm, n));
+            }
+            let l = self.slot_mut(s);
+            let first = l.next;
+            l.next += placed;
+            l.resident += placed as u32;
+            l.active_sms += new_sms;
+            self.cohorts.push(Cohort {
+                slot: s,
+                first_block: first,
+                blocks: placed as u32,
+                remaining: 1.0,
+                sms,
+            });
+        }
+    }
+
+    /// New progress rates of every launch with resident blocks: wave times
+    /// from the contention model for the current set of running launches,
+    /// stretched where blocks of several launches share an SM's pipes.
+    fn update_rates(&mut self) -> Result<(), EngineError> {
+        let running: Vec<usize> = self
+            .order
+            .iter()
+            .copied()
+            .filter(|&s| self.slot(s).resident > 0)
+            .collect();
+        if running.len() > MAX_CONCURRENT {
+            return Err(EngineError::TooManyConcurrent {
+                max: MAX_CONCURRENT,
+            });
+        }
+        let mut keys: Vec<(KernelId, WaveShape)> = running
+            .iter()
+            .map(|&s| {
+                let l = self.slot(s);
+                let active = l.active_sms.max(1);
+                (
+                    l.req.kernel,
+                    WaveShape {
+                        sm_count: active,
+                        blocks_per_sm: l.resident.div_ceil(active),
+                    },
+                )
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by_key(|&i| keys[i]);
+        let sorted: Vec<(KernelId, WaveShape)> = order.iter().map(|&i| keys[i]).collect();
+        if !self.timings.contains_key(&sorted) {
+            for key in &sorted {
+                if !self.prepared.contains_key(key) {
+                    let wave = self
+                        .model
+                        .prepare(&self.kernels[key.0 .0 as usize].spec, key.1)?;
+                    self.prepared.insert(*key, wave);
+                }
+            }
+            let waves: Vec<&PreparedWave> = sorted.iter().map(|k| &self.prepared[k]).collect();
+            let mut t = vec![WaveTiming::default(); waves.len()];
+            self.model.timings(&waves, &mut t);
+            self.timings.insert(sorted.clone(), t);
+        }
+        let timings = &self.timings[&sorted];
+        let mut timing = vec![WaveTiming::default(); running.len()];
+        for (rank, &i) in order.iter().enumerate() {
+            timing[i] = timings[rank];
+        }
+        // Pipe sharing on SMs with blocks of several launches.
+        let mut stretch = vec![0.0; running.len()];
+        let mut weight = vec![0.0; running.len()];
+        for sm in &self.sms {
+            if sm.resident.is_empty() {
+                continue;
+            }
+            let load: f64 = sm
+                .resident
+                .iter()
+                .filter_map(|(s, _)| running.iter().position(|r| r == s))
+                .map(|i| timing[i].pipe_share)
+                .sum();
+            for (s, n) in &sm.resident {
+                if let Some(i) = running.iter().position(|r| r == s) {
+                    stretch[i] += load.max(1.0) * f64::from(*n);
+                    weight[i] += f64::from(*n);
+                }
+            }
+        }
+        for (i, &s) in running.iter().enumerate() {
+            let factor = if weight[i] > 0.0 {
+                stretch[i] / weight[i]
+            } else {
+                1.0
+            };
+            let fetch = if self.slot(s).req.workers_per_sm.is_some() {
+                PTB_FETCH_US
+            } else {
+                0.0
+            };
+            let wave_us = (timing[i].wave_us * factor + fetch).max(1e-6);
+            self.slot_mut(s).rate = 1.0 / wave_us;
+        }
+        keys.clear();
+        Ok(())
+    }
+}
+
+/// Spread `want` blocks over `(sm, fit)` slots breadth-first: every SM gets
+/// one before any gets two. Rewrites each entry's count to what it got and
+/// returns the total placed.
+fn level_fill(fits: &mut [(u32, u32)], want: u64) -> u64 {
+    let capacity: u64 = fits.iter().map(|f| u64::from(f.1)).sum();
+    if capacity <= want {
+        return capacity;
+    }
+    // The largest level `q` with sum(min(fit, q)) <= want, then one more
+    // block on the first SMs that can take it.
+    let (mut lo, mut hi) = (0u32, fits.iter().map(|f| f.1).max().unwrap_or(0));
+    let filled = |q: u32| -> u64 { fits.iter().map(|f| u64::from(f.1.min(q))).sum() };
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if filled(mid) <= want {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let mut extra = want - filled(lo);
+    for f in fits.iter_mut() {
+        let mut n = f.1.min(lo);
+        if extra > 0 && f.1 > lo {
+            n += 1;
+            extra -= 1;
+        }
+        f.1 = n;
+    }
+    want
+}
+
+#[cfg(test)]
+mod tests {
+    use super::level_fill;
+
+    #[test]
+    fn level_fill_is_breadth_first() {
+        let mut f = vec![(0, 4), (1, 4), (2, 1), (3, 4)];
+        assert_eq!(level_fill(&mut f, 6), 6);
+        assert_eq!(f, vec![(0, 2), (1, 2), (2, 1), (3, 1)]);
+        let mut f = vec![(0, 2), (1, 2)];
+        assert_eq!(level_fill(&mut f, 9), 4);
+        let mut f = vec![(0, 3), (1, 3), (2, 3)];
+        assert_eq!(level_fill(&mut f, 2), 2);
+        assert_eq!(f, vec![(0, 1), (1, 1), (2, 0)]);
+    }
+}

@@ -1,0 +1,199 @@
+//! Tally with prediction: Tally, plus BE blocks placed beside a running HP
+//! kernel on the SMs it leaves idle (an HP launch with fewer blocks than
+//! SMs spreads one block per SM and leaves the rest empty). The BE kernel
+//! goes on the largest allowed partition of the idle SMs for which the
+//! slowdown model predicts an HP slowdown within the tolerance, as a
+//! preemptive PTB kernel; it retreats when the next HP kernel needs its
+//! SMs or would be slowed too much.
+
+use tally_gpu::Partition;
+
+use super::common::{be_in_flight, hp_busy, next_be};
+use super::slowdown::SlowdownModel;
+use super::tally::Tally;
+use crate::config::KernelConfig;
+use crate::engine::{KernelId, SimEngine};
+use crate::runner::{Ctx, Job, Plan, Policy, RunError};
+
+#[derive(Debug)]
+pub struct TallyPredict {
+    tally: Tally,
+    tolerance: f64,
+    model: Box<dyn SlowdownModel>,
+    last_be: usize,
+    /// The HP partition while BE runs beside it.
+    hp_part: Option<Partition>,
+}
+
+impl TallyPredict {
+    pub fn new(turnaround_us: f64, tolerance: f64, model: Box<dyn SlowdownModel>) -> TallyPredict {
+        TallyPredict {
+            tally: Tally::new(turnaround_us),
+            tolerance,
+            model,
+            last_be: 0,
+            hp_part: None,
+        }
+    }
+
+    /// Smallest allowed partition holding one block per SM of `hp`.
+    fn hp_partition(ctx: &Ctx<'_>, hp: KernelId) -> Partition {
+        let gpu = ctx.gpu();
+        let blocks = ctx.engine.kernel(hp).blocks();
+        let need = blocks.min(u64::from(gpu.sm_count)) as u32;
+        let size = gpu
+            .partition
+            .sizes(gpu.sm_count)
+            .into_iter()
+            .find(|&s| s >= need)
+            .unwrap_or(gpu.sm_count);
+        Partition::first(size)
+    }
+
+    /// The largest BE partition after `hp_part` with the predicted HP
+    /// slowdown within tolerance.
+    fn be_partition(
+        &mut self,
+        ctx: &Ctx<'_>,
+        hp: KernelId,
+        hp_part: Partition,
+        be: KernelId,
+    ) -> Result<Option<Partition>, RunError> {
+        let gpu = ctx.gpu();
+        let free = gpu.sm_count - hp_part.sm_count;
+        let sizes: Vec<u32> = gpu
+            .partition
+            .sizes(gpu.sm_count)
+            .into_iter()
+            .filter(|&s| s <= free && s < gpu.sm_count)
+            .collect();
+        for &s in sizes.iter().rev() {
+            let slowdown = self.model.hp_slowdown(
+                ctx.engine.kernel(hp),
+                hp_part.sm_count,
+                ctx.engine.kernel(be),
+                s,
+            )?;
+            if slowdown <= 1.0 + self.tolerance {
+                return Ok(Some(Partition {
+                    first_sm: gpu.sm_count - s,
+                    sm_count: s,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    fn schedule_busy(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
+        if ctx.jobs[0].ready() {
+            let hp = ctx.jobs[0].kernel();
+            let part = Self::hp_partition(ctx, hp);
+            // Keep a BE kernel beside HP only if the new HP kernel leaves
+            // its SMs alone and the prediction still holds.
+            let mut keep = false;
+            if let Some(j) = be_in_flight(ctx) {
+                let f = ctx.jobs[j].in_flight.expect("in flight");
+                if self.hp_part.is_some() && f.sms.first_sm >= part.sm_count {
+                    let be = ctx.jobs[j].kernel();
+                    let s = self.model.hp_slowdown(
+                        ctx.engine.kernel(hp),
+                        part.sm_count,
+                        ctx.engine.kernel(be),
+                        f.sms.sm_count,
+                    )?;
+                    keep = s <= 1.0 + self.tolerance;
+                }
+                if !keep {
+                    ctx.retreat(j);
+                }
+            }
+            // HP goes on its own SMs, clear of a BE kernel still there
+            // (kept, or draining after its retreat); the whole GPU only if
+            // it needs SMs the BE kernel holds.
+            let be_start = be_in_flight(ctx)
+                .and_then(|j| ctx.jobs[j].in_flight)
+                .map(|f| f.sms.first_sm);
+            let sms = if be_start.is_none_or(|b| part.sm_count <= b) {
+                part
+            } else {
+                Partition::whole(ctx.gpu())
+            };
+            self.hp_part = (sms.sm_count < ctx.gpu().sm_count).then_some(sms);
+            ctx.launch(
+                0,
+                Plan {
+                    config: KernelConfig::Original,
+                    sms,
+                    priority: 1,
+                },
+            )?;
+        }
+        // A new BE kernel beside the running HP kernel.
+        let (Some(hp_part), Some(_)) = (self.hp_part, ctx.jobs[0].in_flight) else {
+            return Ok(());
+        };
+        if be_in_flight(ctx).is_some() {
+            return Ok(());
+        }
+        let Some(j) = next_be(ctx, self.last_be) else {
+            return Ok(());
+        };
+        let hp = ctx.jobs[0].kernel();
+        let be = ctx.jobs[j].kernel();
+        // Leave room for the next HP kernel too, so that it does not land
+        // on SMs the BE kernel is still draining.
+        let hp_job = &ctx.jobs[0];
+        let next = hp_job.kernels[(hp_job.cursor + 1) % hp_job.kernels.len()];
+        let next_part = Self::hp_partition(ctx, next);
+        let room = if next_part.sm_count > hp_part.sm_count {
+            next_part
+        } else {
+            hp_part
+        };
+        if room.sm_count >= ctx.gpu().sm_count {
+            return Ok(());
+        }
+        if let Some(sms) = self.be_partition(ctx, hp, room, be)? {
+            self.last_be = j;
+            let workers_per_sm = match self.tally.config(be) {
+                KernelConfig::PreemptivePtb { workers_per_sm } => workers_per_sm,
+                _ => 1,
+            };
+            ctx.launch(
+                j,
+                Plan {
+                    config: KernelConfig::PreemptivePtb { workers_per_sm },
+                    sms,
+                    priority: 0,
+                },
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Policy for TallyPredict {
+    fn name(&self) -> &'static str {
+        "tally-predict"
+    }
+
+    fn prepare(&mut self, engine: &SimEngine, jobs: &[Job]) -> Result<(), RunError> {
+        self.tally.choose_all(engine, jobs)
+    }
+
+    fn schedule(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
+        if hp_busy(ctx) {
+            // Tally's HP half, but BE beside HP is decided here.
+            self.tally.mark_busy();
+            self.schedule_busy(ctx)
+        } else {
+            self.hp_part = None;
+            self.tally.schedule_hp(ctx)?;
+            self.tally.schedule_idle_be(ctx)
+        }
+    }
+
+    fn wake_at(&self, now: f64) -> Option<f64> {
+        self.tally.idle_wake(now)
+    }
+}

@@ -1,0 +1,77 @@
+//! Time-slicing (CUDA's default without MPS): contexts take turns on the
+//! whole GPU for a time slice each; a context with nothing to run gives up
+//! its turn. A switch stops the outgoing context's kernels from dispatching
+//! further blocks (its running blocks finish: the engine is block-level,
+//! where the hardware saves state mid-block) and costs a context switch.
+
+use super::common::{hp_busy, launch_original};
+use crate::runner::{Ctx, Policy, RunError};
+
+/// Length of a time slice, microseconds.
+pub const TIME_SLICE_US: f64 = 2000.0;
+/// Cost of a context switch, microseconds.
+pub const SWITCH_US: f64 = 25.0;
+
+#[derive(Debug, Default)]
+pub struct TimeSlicing {
+    /// Job whose context holds the GPU.
+    active: usize,
+    slice_end: f64,
+    /// The active context may launch from this time on (after a switch).
+    start_at: f64,
+}
+
+impl TimeSlicing {
+    fn has_work(ctx: &Ctx<'_>, j: usize) -> bool {
+        if j == 0 {
+            hp_busy(ctx)
+        } else {
+            true
+        }
+    }
+
+    fn switch_to(&mut self, ctx: &mut Ctx<'_>, next: usize) {
+        ctx.set_suspended(self.active, true);
+        self.active = next;
+        ctx.set_suspended(next, false);
+        self.start_at = ctx.now() + SWITCH_US;
+        self.slice_end = self.start_at + TIME_SLICE_US;
+    }
+}
+
+impl Policy for TimeSlicing {
+    fn name(&self) -> &'static str {
+        "time-slicing"
+    }
+
+    fn schedule(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
+        let n = ctx.jobs.len();
+        let now = ctx.now();
+        let next_with_work = |ctx: &Ctx<'_>, from: usize| {
+            (1..=n)
+                .map(|k| (from + k) % n)
+                .find(|&j| Self::has_work(ctx, j))
+        };
+        if !Self::has_work(ctx, self.active) || (now >= self.slice_end && n > 1) {
+            if let Some(next) = next_with_work(ctx, self.active) {
+                if next != self.active {
+                    self.switch_to(ctx, next);
+                } else {
+                    self.slice_end = now + TIME_SLICE_US;
+                }
+            }
+        }
+        if now + 1e-9 >= self.start_at && ctx.jobs[self.active].ready() {
+            launch_original(ctx, self.active, 0)?;
+        }
+        Ok(())
+    }
+
+    fn wake_at(&self, now: f64) -> Option<f64> {
+        Some(if self.start_at > now {
+            self.start_at
+        } else {
+            self.slice_end
+        })
+    }
+}
