@@ -57,6 +57,8 @@ struct Launch {
     worker_cap: Option<u32>,
     retreat: bool,
     suspended: bool,
+    /// Whether its launch overhead has passed and the dispatcher knows it.
+    started: bool,
     /// Progress per microsecond of every cohort of this launch.
     rate: f64,
 }
@@ -85,9 +87,17 @@ pub struct SimEngine {
     cohorts: Vec<Cohort>,
     now: f64,
     next_id: u64,
+    /// Something may let blocks be placed: run the dispatcher.
     dirty: bool,
+    /// SM residency changed: recompute the rates.
+    rates_dirty: bool,
+    /// SMs holding blocks of more than one launch (pipe sharing applies).
+    shared_sms: u32,
+    /// Engine events handled (cohorts finishing, launches becoming ready).
+    events: u64,
+    scratch: RateScratch,
     prepared: HashMap<(KernelId, WaveShape), PreparedWave>,
-    timings: HashMap<Vec<(KernelId, WaveShape)>, Vec<WaveTiming>>,
+    timings: HashMap<RunningSet, Vec<WaveTiming>>,
     log: Option<Vec<BlockRun>>,
 }
 
@@ -105,6 +115,10 @@ impl SimEngine {
             now: 0.0,
             next_id: 0,
             dirty: false,
+            rates_dirty: false,
+            shared_sms: 0,
+            events: 0,
+            scratch: RateScratch::default(),
             prepared: HashMap::new(),
             timings: HashMap::new(),
             log: None,
@@ -197,6 +211,7 @@ impl SimEngine {
             worker_cap,
             retreat: false,
             suspended: false,
+            started: false,
             rate: 0.0,
         };
         let slot = match self.slots.iter().position(Option::is_none) {
@@ -289,6 +304,12 @@ impl SimEngine {
         t.is_finite().then_some(t)
     }
 
+    /// Engine events handled so far (cohorts finishing, launches becoming
+    /// ready): the simulation's cost, for benchmarks.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
     /// Run the simulation up to time `t`, reporting completed launches.
     pub fn advance_to(&mut self, t: f64, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         self.settle(out)?;
@@ -297,27 +318,44 @@ impl SimEngine {
                 break;
             }
             self.progress_to(te);
-            // Something is due at `te` (a cohort ends, a launch is ready).
-            self.dirty = true;
+            self.events += 1;
             self.settle(out)?;
         }
         self.progress_to(t.max(self.now));
         Ok(())
     }
 
-    /// Apply what is due now: finished cohorts, complete launches,
-    /// dispatch, new rates. Call after submitting or preempting.
+    /// Apply what is due now: launches past their overhead, finished
+    /// cohorts, complete launches, dispatch, new rates. Call after
+    /// submitting or preempting.
     pub fn settle(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         loop {
+            self.mark_started();
             self.finish_cohorts();
             let completed = self.complete_launches(out);
             if self.dirty {
                 self.dispatch();
-                self.update_rates()?;
                 self.dirty = false;
+            }
+            if self.rates_dirty {
+                self.update_rates()?;
+                self.rates_dirty = false;
             }
             if !completed && !self.cohorts.iter().any(|c| c.remaining <= DONE_EPS) {
                 return Ok(());
+            }
+        }
+    }
+
+    /// Launches whose overhead has passed become dispatchable.
+    fn mark_started(&mut self) {
+        for i in 0..self.order.len() {
+            let s = self.order[i];
+            let now = self.now;
+            let l = self.slot_mut(s);
+            if !l.started && l.ready_at <= now {
+                l.started = true;
+                self.dirty = true;
             }
         }
     }
@@ -338,6 +376,30 @@ impl SimEngine {
         self.now = self.now.max(t);
     }
 
+    /// Add `n` blocks of the launch in `slot` to SM `sm`; true if the
+    /// launch was not resident there yet.
+    fn sm_add(&mut self, sm: u32, slot: usize, n: u32, bps: u32) -> bool {
+        let sm = &mut self.sms[sm as usize];
+        let shared_before = sm.resident.len() > 1;
+        let new = sm.add(slot, n, bps);
+        let shared_after = sm.resident.len() > 1;
+        self.shared_sms = self.shared_sms + u32::from(shared_after) - u32::from(shared_before);
+        self.rates_dirty = true;
+        new
+    }
+
+    /// Remove `n` blocks of the launch in `slot` from SM `sm`; true if it
+    /// has none left there.
+    fn sm_remove(&mut self, sm: u32, slot: usize, n: u32, bps: u32) -> bool {
+        let sm = &mut self.sms[sm as usize];
+        let shared_before = sm.resident.len() > 1;
+        let gone = sm.remove(slot, n, bps);
+        let shared_after = sm.resident.len() > 1;
+        self.shared_sms = self.shared_sms + u32::from(shared_after) - u32::from(shared_before);
+        self.rates_dirty = true;
+        gone
+    }
+
     /// Retire cohorts that are done; persistent workers take their next
     /// blocks on the same SMs without giving them up.
     fn finish_cohorts(&mut self) {
@@ -347,28 +409,39 @@ impl SimEngine {
                 i += 1;
                 continue;
             }
-            let c = self.cohorts.swap_remove(i);
-            self.dirty = true;
-            let l = self.slot(c.slot);
+            let (slot, first_block, blocks) = {
+                let c = &self.cohorts[i];
+                (c.slot, c.first_block, c.blocks)
+            };
+            let l = self.slot(slot);
             let run = BlockRun {
                 launch: l.id,
                 job: l.req.job,
                 kernel: l.req.kernel,
-                first_block: c.first_block,
-                blocks: u64::from(c.blocks),
+                first_block,
+                blocks: u64::from(blocks),
             };
-            if let Some(log) = &mut self.log {
-                log.push(run);
-            }
-            let l = self.slot(c.slot);
             let persistent = l.req.workers_per_sm.is_some() && !l.retreat && !l.suspended;
             let available = l.end - l.next;
             let bps = self.kernels[l.req.kernel.0 as usize].blocks_per_sm;
-            let keep = if persistent {
-                available.min(u64::from(c.blocks)) as u32
-            } else {
-                0
-            };
+            if let Some(log) = &mut self.log {
+                log.push(run);
+            }
+            if persistent && available >= u64::from(blocks) {
+                // Every worker takes its next block where it is: residency,
+                // and so every rate, stays as it is.
+                let l = self.slot_mut(slot);
+                let first = l.next;
+                l.next += u64::from(blocks);
+                let c = &mut self.cohorts[i];
+                c.first_block = first;
+                c.remaining = 1.0;
+                i += 1;
+                continue;
+            }
+            let c = self.cohorts.swap_remove(i);
+            self.dirty = true;
+            let keep = if persistent { available as u32 } else { 0 };
             // Workers beyond the remaining blocks exit, SM by SM.
             let mut release = c.blocks - keep;
             let mut kept_sms = Vec::new();
@@ -377,7 +450,7 @@ impl SimEngine {
                 let drop = n.min(release);
                 release -= drop;
                 let stay = n - drop;
-                if drop > 0 && self.sms[sm as usize].remove(c.slot, drop, bps) {
+                if drop > 0 && self.sm_remove(sm, c.slot, drop, bps) {
                     self.slot_mut(c.slot).active_sms -= 1;
                 }
                 if stay > 0 {
@@ -432,11 +505,11 @@ impl SimEngine {
     /// launch's blocks spread breadth-first over its SM range, as the
     /// hardware block scheduler does.
     fn dispatch(&mut self) {
-        let mut fits: Vec<(u32, u32)> = Vec::with_capacity(self.sms.len());
+        let mut fits = std::mem::take(&mut self.scratch.fits);
         for oi in 0..self.order.len() {
             let s = self.order[oi];
             let l = self.slot(s);
-            if l.ready_at > self.now || l.suspended || l.retreat || l.next == l.end {
+            if !l.started || l.suspended || l.retreat || l.next == l.end {
                 continue;
             }
             let mut want = l.end - l.next;
@@ -451,14 +524,7 @@ impl SimEngine {
             let range = l.req.sms.first_sm..l.req.sms.first_sm + l.req.sms.sm_count;
             fits.clear();
             for sm in range {
-                let mine = self.sms[sm as usize]
-                    .resident
-                    .iter()
-                    .find(|(x, _)| *x == s)
-                    .map_or(0, |r| r.1);
-                let fit = self.sms[sm as usize]
-                    .fit(bps)
-                    .min(per_sm_cap.saturating_sub(mine));
+                let fit = self.sms[sm as usize].fit_for(s, bps, per_sm_cap);
                 if fit > 0 {
                     fits.push((sm, fit));
                 }
@@ -467,10 +533,10 @@ impl SimEngine {
             if placed == 0 {
                 continue;
             }
-            let mut sms = Vec::new();
+            let mut sms = Vec::with_capacity(fits.len());
             let mut new_sms = 0;
             for &(sm, n) in fits.iter().filter(|f| f.1 > 0) {
-                if self.sms[sm as usize].add(s, n, bps) {
+                if self.sm_add(sm, s, n, bps) {
                     new_sms += 1;
                 }
                 sms.push((sm, n));
@@ -488,96 +554,153 @@ impl SimEngine {
                 sms,
             });
         }
+        self.scratch.fits = fits;
     }
 
     /// New progress rates of every launch with resident blocks: wave times
     /// from the contention model for the current set of running launches,
     /// stretched where blocks of several launches share an SM's pipes.
     fn update_rates(&mut self) -> Result<(), EngineError> {
-        let running: Vec<usize> = self
-            .order
-            .iter()
-            .copied()
-            .filter(|&s| self.slot(s).resident > 0)
-            .collect();
-        if running.len() > MAX_CONCURRENT {
+        let mut sc = std::mem::take(&mut self.scratch);
+        let result = self.update_rates_with(&mut sc);
+        self.scratch = sc;
+        result
+    }
+
+    fn update_rates_with(&mut self, sc: &mut RateScratch) -> Result<(), EngineError> {
+        sc.running.clear();
+        sc.running.extend(
+            self.order
+                .iter()
+                .copied()
+                .filter(|&s| self.slot(s).resident > 0),
+        );
+        let n = sc.running.len();
+        if n > MAX_CONCURRENT {
             return Err(EngineError::TooManyConcurrent {
                 max: MAX_CONCURRENT,
             });
         }
-        let mut keys: Vec<(KernelId, WaveShape)> = running
-            .iter()
-            .map(|&s| {
-                let l = self.slot(s);
-                let active = l.active_sms.max(1);
-                (
-                    l.req.kernel,
-                    WaveShape {
-                        sm_count: active,
-                        blocks_per_sm: l.resident.div_ceil(active),
-                    },
-                )
-            })
-            .collect();
-        let mut order: Vec<usize> = (0..keys.len()).collect();
-        order.sort_by_key(|&i| keys[i]);
-        let sorted: Vec<(KernelId, WaveShape)> = order.iter().map(|&i| keys[i]).collect();
-        if !self.timings.contains_key(&sorted) {
-            for key in &sorted {
-                if !self.prepared.contains_key(key) {
+        // The timing cache is keyed by the sorted (kernel, shape) set.
+        let mut key = RunningSet::default();
+        key.len = n as u8;
+        sc.order.clear();
+        sc.order.extend(0..n);
+        for (i, &s) in sc.running.iter().enumerate() {
+            let l = self.slot(s);
+            let active = l.active_sms.max(1);
+            key.items[i] = (
+                l.req.kernel,
+                WaveShape {
+                    sm_count: active,
+                    blocks_per_sm: l.resident.div_ceil(active),
+                },
+            );
+        }
+        let unsorted = key.items;
+        sc.order.sort_by_key(|&i| unsorted[i]);
+        for (rank, &i) in sc.order.iter().enumerate() {
+            key.items[rank] = unsorted[i];
+        }
+        if !self.timings.contains_key(&key) {
+            for item in key.items() {
+                if !self.prepared.contains_key(item) {
                     let wave = self
                         .model
-                        .prepare(&self.kernels[key.0 .0 as usize].spec, key.1)?;
-                    self.prepared.insert(*key, wave);
+                        .prepare(&self.kernels[item.0 .0 as usize].spec, item.1)?;
+                    self.prepared.insert(*item, wave);
                 }
             }
-            let waves: Vec<&PreparedWave> = sorted.iter().map(|k| &self.prepared[k]).collect();
-            let mut t = vec![WaveTiming::default(); waves.len()];
+            let waves: Vec<&PreparedWave> = key.items().iter().map(|k| &self.prepared[k]).collect();
+            let mut t = vec![WaveTiming::default(); n];
             self.model.timings(&waves, &mut t);
-            self.timings.insert(sorted.clone(), t);
+            self.timings.insert(key, t);
         }
-        let timings = &self.timings[&sorted];
-        let mut timing = vec![WaveTiming::default(); running.len()];
-        for (rank, &i) in order.iter().enumerate() {
-            timing[i] = timings[rank];
+        let timings = &self.timings[&key];
+        sc.timing.clear();
+        sc.timing.resize(n, WaveTiming::default());
+        for (rank, &i) in sc.order.iter().enumerate() {
+            sc.timing[i] = timings[rank];
         }
-        // Pipe sharing on SMs with blocks of several launches.
-        let mut stretch = vec![0.0; running.len()];
-        let mut weight = vec![0.0; running.len()];
-        for sm in &self.sms {
-            if sm.resident.is_empty() {
-                continue;
+        // Pipe sharing: a block on an SM whose launches together want more
+        // than the SM's pipes is stretched by that load. An SM with one
+        // launch never is (its pipe share is at most 1), so only SMs with
+        // several launches are visited, and only when there are any.
+        sc.stretch.clear();
+        sc.stretch.resize(n, 0.0);
+        if self.shared_sms > 0 {
+            sc.index_of_slot.clear();
+            sc.index_of_slot.resize(self.slots.len(), usize::MAX);
+            for (i, &s) in sc.running.iter().enumerate() {
+                sc.index_of_slot[s] = i;
             }
-            let load: f64 = sm
-                .resident
-                .iter()
-                .filter_map(|(s, _)| running.iter().position(|r| r == s))
-                .map(|i| timing[i].pipe_share)
-                .sum();
-            for (s, n) in &sm.resident {
-                if let Some(i) = running.iter().position(|r| r == s) {
-                    stretch[i] += load.max(1.0) * f64::from(*n);
-                    weight[i] += f64::from(*n);
+            for sm in self.sms.iter().filter(|sm| sm.resident.len() > 1) {
+                let load: f64 = sm
+                    .resident
+                    .iter()
+                    .map(|&(s, _)| sc.timing[sc.index_of_slot[s]].pipe_share)
+                    .sum();
+                let excess = load.max(1.0) - 1.0;
+                for &(s, n) in &sm.resident {
+                    sc.stretch[sc.index_of_slot[s]] += excess * f64::from(n);
                 }
             }
         }
-        for (i, &s) in running.iter().enumerate() {
-            let factor = if weight[i] > 0.0 {
-                stretch[i] / weight[i]
-            } else {
-                1.0
-            };
-            let fetch = if self.slot(s).req.workers_per_sm.is_some() {
+        for i in 0..n {
+            let s = sc.running[i];
+            let l = self.slot(s);
+            let factor = 1.0 + sc.stretch[i] / f64::from(l.resident);
+            let fetch = if l.req.workers_per_sm.is_some() {
                 PTB_FETCH_US
             } else {
                 0.0
             };
-            let wave_us = (timing[i].wave_us * factor + fetch).max(1e-6);
+            let wave_us = (sc.timing[i].wave_us * factor + fetch).max(1e-6);
             self.slot_mut(s).rate = 1.0 / wave_us;
         }
-        keys.clear();
         Ok(())
     }
+}
+
+/// The sorted `(kernel, shape)` of every running launch: the key of the
+/// timing cache, fixed-size so a lookup allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct RunningSet {
+    len: u8,
+    items: [(KernelId, WaveShape); MAX_CONCURRENT],
+}
+
+impl Default for RunningSet {
+    fn default() -> RunningSet {
+        let none = (
+            KernelId(u32::MAX),
+            WaveShape {
+                sm_count: 0,
+                blocks_per_sm: 0,
+            },
+        );
+        RunningSet {
+            len: 0,
+            items: [none; MAX_CONCURRENT],
+        }
+    }
+}
+
+impl RunningSet {
+    fn items(&self) -> &[(KernelId, WaveShape)] {
+        &self.items[..usize::from(self.len)]
+    }
+}
+
+/// Buffers the dispatcher and the rate update reuse from event to event.
+#[derive(Debug, Default)]
+struct RateScratch {
+    running: Vec<usize>,
+    order: Vec<usize>,
+    timing: Vec<WaveTiming>,
+    stretch: Vec<f64>,
+    index_of_slot: Vec<usize>,
+    fits: Vec<(u32, u32)>,
 }
 
 /// Spread `want` blocks over `(sm, fit)` slots breadth-first: every SM gets

@@ -18,7 +18,19 @@ impl Sm {
     /// Blocks of a kernel with `blocks_per_sm` that still fit.
     pub fn fit(&self, blocks_per_sm: u32) -> u32 {
         let free = (1.0 - self.used + CAPACITY_EPS).max(0.0);
-        ((free * f64::from(blocks_per_sm)).floor() as u32).min(blocks_per_sm)
+        // `as` truncates, which is the floor of a non-negative value.
+        ((free * f64::from(blocks_per_sm)) as u32).min(blocks_per_sm)
+    }
+
+    /// Blocks of the launch in `slot` that may still go here: what fits,
+    /// and at most `per_sm_cap` of that launch's blocks on this SM.
+    pub fn fit_for(&self, slot: usize, blocks_per_sm: u32, per_sm_cap: u32) -> u32 {
+        let mine = self
+            .resident
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map_or(0, |r| r.1);
+        self.fit(blocks_per_sm).min(per_sm_cap.saturating_sub(mine))
     }
 
     /// Add `n` blocks of `launch`; true if the launch was not resident yet.
