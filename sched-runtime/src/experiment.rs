@@ -1,11 +1,13 @@
 //! One workload under several policies: the arrivals are drawn once, the HP
-//! job runs alone on them (the reference), then each policy runs on the
-//! same arrivals.
+//! job alone on them is the reference, then each policy runs on the same
+//! arrivals.
 
 use crate::engine::SimEngine;
 use crate::metrics::{summarize, Summary};
 use crate::policy::{by_name, PolicyOptions, SlowdownModel};
-use crate::runner::{arrival_times, hp_request_alone_us, run_on, RunConfig, RunError, RunOutcome};
+use crate::runner::{
+    arrival_times, hp_alone_outcome, hp_request_alone_us, run_on, RunConfig, RunError, RunOutcome,
+};
 use crate::workload::Workload;
 
 /// A policy's run and its summary.
@@ -34,17 +36,7 @@ pub fn compare(
 ) -> Result<Comparison, RunError> {
     let request_alone = hp_request_alone_us(&cfg.gpu, workload)?;
     let arrivals = arrival_times(cfg, request_alone);
-    let alone_workload = Workload {
-        hp: workload.hp.clone(),
-        be: Vec::new(),
-    };
-    let alone = run_on(
-        &mut SimEngine::new(&cfg.gpu),
-        &alone_workload,
-        &mut crate::policy::Mps,
-        cfg,
-        arrivals.clone(),
-    )?;
+    let alone = hp_alone_outcome(request_alone, arrivals.as_deref(), cfg.duration_us);
     let be_names: Vec<String> = workload.be.iter().map(|b| b.name.clone()).collect();
     let mut results = Vec::new();
     for name in policies {

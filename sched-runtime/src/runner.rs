@@ -213,6 +213,56 @@ pub fn hp_request_alone_us(gpu: &GpuSpec, workload: &Workload) -> Result<f64, Ru
     Ok(out.requests.first().map_or(0.0, Request::latency_us))
 }
 
+/// The HP job alone on `arrivals` (`None`: closed loop) for `duration_us`.
+/// Alone, every request takes exactly `request_alone_us` (the engine is
+/// deterministic and one request runs at a time), so the run is the
+/// single-server queue `start = max(arrival, previous end)`: computed here
+/// without simulating, and identical to simulating it (a test checks).
+pub fn hp_alone_outcome(
+    request_alone_us: f64,
+    arrivals: Option<&[f64]>,
+    duration_us: f64,
+) -> RunOutcome {
+    let mut requests = Vec::new();
+    let mut free_at = 0.0f64;
+    let mut push = |arrival_us: f64, free_at: &mut f64| -> bool {
+        let start_us = arrival_us.max(*free_at);
+        let end_us = start_us + request_alone_us;
+        if end_us > duration_us || request_alone_us <= 0.0 {
+            return false;
+        }
+        requests.push(Request {
+            arrival_us,
+            start_us,
+            end_us,
+        });
+        *free_at = end_us;
+        true
+    };
+    let arrived = match arrivals {
+        None => {
+            while push(free_at, &mut free_at) {}
+            requests.len()
+        }
+        Some(times) => {
+            for &a in times.iter().take_while(|&&a| a < duration_us) {
+                if !push(a, &mut free_at) {
+                    break;
+                }
+            }
+            times.iter().filter(|&&a| a < duration_us).count()
+        }
+    };
+    RunOutcome {
+        policy: "alone".to_string(),
+        requests,
+        arrived,
+        be_work_us: Vec::new(),
+        be_iterations: Vec::new(),
+        duration_us,
+    }
+}
+
 /// Arrival times for a run: Poisson arrivals need the standalone request
 /// latency (the capacity is one request per standalone latency).
 pub fn arrival_times(cfg: &RunConfig, request_alone_us: f64) -> Option<Vec<f64>> {

@@ -217,6 +217,8 @@ fn kernels_of_one_job_run_in_order() {
     }
 }
 
+/// `compare` computes the alone reference as a queue of identical requests
+/// without simulating; every policy simulated without BE must match it.
 #[test]
 fn without_be_every_policy_reproduces_the_standalone_latency() {
     let workload = Workload {

@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
 use tally_gpu::sim::{PreparedWave, WaveModel, WaveShape, WaveTiming, MAX_CONCURRENT};
 use tally_gpu::{GpuError, GpuSpec, KernelSpec, Occupancy};
 
@@ -96,8 +97,8 @@ pub struct SimEngine {
     /// Engine events handled (cohorts finishing, launches becoming ready).
     events: u64,
     scratch: RateScratch,
-    prepared: HashMap<(KernelId, WaveShape), PreparedWave>,
-    timings: HashMap<RunningSet, Vec<WaveTiming>>,
+    prepared: FxHashMap<(KernelId, WaveShape), PreparedWave>,
+    timings: FxHashMap<RunningSet, Vec<WaveTiming>>,
     log: Option<Vec<BlockRun>>,
 }
 
@@ -119,8 +120,8 @@ impl SimEngine {
             shared_sms: 0,
             events: 0,
             scratch: RateScratch::default(),
-            prepared: HashMap::new(),
-            timings: HashMap::new(),
+            prepared: FxHashMap::default(),
+            timings: FxHashMap::default(),
             log: None,
         }
     }
