@@ -401,6 +401,30 @@ impl SimEngine {
         gone
     }
 
+    /// Whether a launch ahead of the one in `slot` in serve order waits to
+    /// place blocks on SMs that overlap its range.
+    fn waiting_ahead_of(&self, slot: usize) -> bool {
+        let range = self.slot(slot).req.sms;
+        for &s in &self.order {
+            if s == slot {
+                return false;
+            }
+            let o = self.slot(s);
+            let waiting = o.started
+                && !o.suspended
+                && !o.retreat
+                && o.next < o.end
+                && o.worker_cap.is_none_or(|cap| o.resident < cap);
+            let sms = o.req.sms;
+            let overlap = sms.first_sm < range.first_sm + range.sm_count
+                && range.first_sm < sms.first_sm + sms.sm_count;
+            if waiting && overlap {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Retire cohorts that are done; persistent workers take their next
     /// blocks on the same SMs without giving them up.
     fn finish_cohorts(&mut self) {
@@ -425,12 +449,22 @@ impl SimEngine {
             let persistent = l.req.workers_per_sm.is_some() && !l.retreat && !l.suspended;
             let available = l.end - l.next;
             let bps = self.kernels[l.req.kernel.0 as usize].blocks_per_sm;
+            // Persistent workers take their next blocks where they are. A
+            // plain launch's freed slots would go to the first waiting
+            // launch in serve order; when that is this launch itself (none
+            // ahead of it waits on these SMs), the block scheduler refills
+            // the same slots with its next blocks. Either way residency,
+            // and so every rate, stays as it is: no SM is touched.
+            let refill = available >= u64::from(blocks)
+                && if l.req.workers_per_sm.is_some() {
+                    persistent
+                } else {
+                    !l.retreat && !l.suspended && !self.waiting_ahead_of(slot)
+                };
             if let Some(log) = &mut self.log {
                 log.push(run);
             }
-            if persistent && available >= u64::from(blocks) {
-                // Every worker takes its next block where it is: residency,
-                // and so every rate, stays as it is.
+            if refill {
                 let l = self.slot_mut(slot);
                 let first = l.next;
                 l.next += u64::from(blocks);
