@@ -151,6 +151,12 @@ pub trait Policy: std::fmt::Debug {
     /// Called at every scheduling point: launch ready jobs, preempt.
     fn schedule(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError>;
 
+    /// An HP request arrived (open loop only; a closed loop has none).
+    fn request_arrived(&mut self, _arrival_us: f64) {}
+
+    /// An HP kernel completed; `alone_us` is its standalone duration.
+    fn hp_kernel_completed(&mut self, _alone_us: f64) {}
+
     /// An HP request completed.
     fn request_completed(&mut self, _request: &Request) {}
 
@@ -366,6 +372,7 @@ pub fn run_on(
     loop {
         // Requests that have arrived join the queue; an idle HP starts one.
         while next_arrival < arrivals.len() && arrivals[next_arrival] <= engine.now() {
+            policy.request_arrived(arrivals[next_arrival]);
             queue.push_back(arrivals[next_arrival]);
             next_arrival += 1;
         }
@@ -411,6 +418,9 @@ pub fn run_on(
                     job.alone_us[job.cursor] * c.blocks_done as f64 / kernel_blocks as f64;
             }
             if job.progress >= kernel_blocks {
+                if j == 0 {
+                    policy.hp_kernel_completed(job.alone_us[job.cursor]);
+                }
                 job.progress = 0;
                 job.cursor += 1;
                 if job.cursor == job.kernels.len() {

@@ -43,6 +43,8 @@ pub struct BlockRun {
 struct KernelInfo {
     spec: KernelSpec,
     blocks_per_sm: u32,
+    /// Share of an SM one block uses: `1 / blocks_per_sm`.
+    share: f64,
 }
 
 #[derive(Debug)]
@@ -151,9 +153,11 @@ impl SimEngine {
         }
         let occupancy = Occupancy::of(spec, &self.gpu)?;
         let id = KernelId(self.kernels.len() as u32);
+        let blocks_per_sm = occupancy.blocks_per_sm.max(1);
         self.kernels.push(KernelInfo {
             spec: spec.clone(),
-            blocks_per_sm: occupancy.blocks_per_sm.max(1),
+            blocks_per_sm,
+            share: 1.0 / f64::from(blocks_per_sm),
         });
         self.kernel_index.insert(key, id);
         Ok(id)
@@ -379,10 +383,10 @@ impl SimEngine {
 
     /// Add `n` blocks of the launch in `slot` to SM `sm`; true if the
     /// launch was not resident there yet.
-    fn sm_add(&mut self, sm: u32, slot: usize, n: u32, bps: u32) -> bool {
+    fn sm_add(&mut self, sm: u32, slot: usize, n: u32, share: f64) -> bool {
         let sm = &mut self.sms[sm as usize];
         let shared_before = sm.resident.len() > 1;
-        let new = sm.add(slot, n, bps);
+        let new = sm.add(slot, n, share);
         let shared_after = sm.resident.len() > 1;
         self.shared_sms = self.shared_sms + u32::from(shared_after) - u32::from(shared_before);
         self.rates_dirty = true;
@@ -391,10 +395,10 @@ impl SimEngine {
 
     /// Remove `n` blocks of the launch in `slot` from SM `sm`; true if it
     /// has none left there.
-    fn sm_remove(&mut self, sm: u32, slot: usize, n: u32, bps: u32) -> bool {
+    fn sm_remove(&mut self, sm: u32, slot: usize, n: u32, share: f64) -> bool {
         let sm = &mut self.sms[sm as usize];
         let shared_before = sm.resident.len() > 1;
-        let gone = sm.remove(slot, n, bps);
+        let gone = sm.remove(slot, n, share);
         let shared_after = sm.resident.len() > 1;
         self.shared_sms = self.shared_sms + u32::from(shared_after) - u32::from(shared_before);
         self.rates_dirty = true;
@@ -448,7 +452,7 @@ impl SimEngine {
             };
             let persistent = l.req.workers_per_sm.is_some() && !l.retreat && !l.suspended;
             let available = l.end - l.next;
-            let bps = self.kernels[l.req.kernel.0 as usize].blocks_per_sm;
+            let share = self.kernels[l.req.kernel.0 as usize].share;
             // Persistent workers take their next blocks where they are. A
             // plain launch's freed slots would go to the first waiting
             // launch in serve order; when that is this launch itself (none
@@ -485,7 +489,7 @@ impl SimEngine {
                 let drop = n.min(release);
                 release -= drop;
                 let stay = n - drop;
-                if drop > 0 && self.sm_remove(sm, c.slot, drop, bps) {
+                if drop > 0 && self.sm_remove(sm, c.slot, drop, share) {
                     self.slot_mut(c.slot).active_sms -= 1;
                 }
                 if stay > 0 {
@@ -554,7 +558,8 @@ impl SimEngine {
             if want == 0 {
                 continue;
             }
-            let bps = self.kernels[l.req.kernel.0 as usize].blocks_per_sm;
+            let info = &self.kernels[l.req.kernel.0 as usize];
+            let (bps, share) = (info.blocks_per_sm, info.share);
             let per_sm_cap = l.req.workers_per_sm.map_or(bps, |w| w.min(bps));
             let range = l.req.sms.first_sm..l.req.sms.first_sm + l.req.sms.sm_count;
             fits.clear();
@@ -571,7 +576,7 @@ impl SimEngine {
             let mut sms = Vec::with_capacity(fits.len());
             let mut new_sms = 0;
             for &(sm, n) in fits.iter().filter(|f| f.1 > 0) {
-                if self.sm_add(sm, s, n, bps) {
+                if self.sm_add(sm, s, n, share) {
                     new_sms += 1;
                 }
                 sms.push((sm, n));
@@ -617,8 +622,10 @@ impl SimEngine {
             });
         }
         // The timing cache is keyed by the sorted (kernel, shape) set.
-        let mut key = RunningSet::default();
-        key.len = n as u8;
+        let mut key = RunningSet {
+            len: n as u8,
+            ..RunningSet::default()
+        };
         sc.order.clear();
         sc.order.extend(0..n);
         for (i, &s) in sc.running.iter().enumerate() {
@@ -747,21 +754,34 @@ fn level_fill(fits: &mut [(u32, u32)], want: u64) -> u64 {
         return capacity;
     }
     // The largest level `q` with sum(min(fit, q)) <= want, then one more
-    // block on the first SMs that can take it.
-    let (mut lo, mut hi) = (0u32, fits.iter().map(|f| f.1).max().unwrap_or(0));
-    let filled = |q: u32| -> u64 { fits.iter().map(|f| u64::from(f.1.min(q))).sum() };
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        if filled(mid) <= want {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
+    // block on the first SMs that can take it. SMs with fit above a level
+    // each add one block per level step, so one pass over a histogram of the
+    // fits finds `q` (fits are small: at most the blocks an SM holds).
+    let max_fit = fits.iter().map(|f| f.1).max().unwrap_or(0) as usize;
+    let mut stack = [0u64; 65];
+    let mut heap = Vec::new();
+    let above: &mut [u64] = if max_fit < stack.len() {
+        &mut stack[..=max_fit]
+    } else {
+        heap.resize(max_fit + 1, 0);
+        &mut heap
+    };
+    for f in fits.iter() {
+        above[f.1 as usize] += 1;
     }
-    let mut extra = want - filled(lo);
+    // `above[v]`: SMs whose fit is at least `v` (suffix sums).
+    for v in (0..max_fit).rev() {
+        above[v] += above[v + 1];
+    }
+    let (mut q, mut filled) = (0u32, 0u64);
+    while (q as usize) < max_fit && filled + above[q as usize + 1] <= want {
+        filled += above[q as usize + 1];
+        q += 1;
+    }
+    let mut extra = want - filled;
     for f in fits.iter_mut() {
-        let mut n = f.1.min(lo);
-        if extra > 0 && f.1 > lo {
+        let mut n = f.1.min(q);
+        if extra > 0 && f.1 > q {
             n += 1;
             extra -= 1;
         }
@@ -773,6 +793,7 @@ fn level_fill(fits: &mut [(u32, u32)], want: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::level_fill;
+    use proptest::prelude::*;
 
     #[test]
     fn level_fill_is_breadth_first() {
@@ -784,5 +805,43 @@ mod tests {
         let mut f = vec![(0, 3), (1, 3), (2, 3)];
         assert_eq!(level_fill(&mut f, 2), 2);
         assert_eq!(f, vec![(0, 1), (1, 1), (2, 0)]);
+    }
+
+    /// The hardware's order: one block to each SM with room, in SM order,
+    /// round after round.
+    fn round_robin(fits: &[(u32, u32)], mut want: u64) -> Vec<(u32, u32)> {
+        let mut got: Vec<(u32, u32)> = fits.iter().map(|f| (f.0, 0)).collect();
+        let mut progress = true;
+        while want > 0 && progress {
+            progress = false;
+            for (g, f) in got.iter_mut().zip(fits) {
+                if want > 0 && g.1 < f.1 {
+                    g.1 += 1;
+                    want -= 1;
+                    progress = true;
+                }
+            }
+        }
+        got
+    }
+
+    proptest! {
+        #[test]
+        fn level_fill_matches_round_robin(
+            fits in proptest::collection::vec(0u32..80, 0..40),
+            want in 0u64..2000,
+        ) {
+            let fits: Vec<(u32, u32)> = fits.into_iter().enumerate().map(|(i, f)| (i as u32, f)).collect();
+            let expected = round_robin(&fits, want);
+            let mut got = fits.clone();
+            let placed = level_fill(&mut got, want);
+            prop_assert_eq!(placed, expected.iter().map(|e| u64::from(e.1)).sum::<u64>());
+            // When everything fits, the entries keep their fits.
+            if placed < want {
+                prop_assert_eq!(&got, &fits);
+            } else {
+                prop_assert_eq!(&got, &expected);
+            }
+        }
     }
 }

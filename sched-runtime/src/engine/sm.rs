@@ -33,9 +33,10 @@ impl Sm {
         self.fit(blocks_per_sm).min(per_sm_cap.saturating_sub(mine))
     }
 
-    /// Add `n` blocks of `launch`; true if the launch was not resident yet.
-    pub fn add(&mut self, launch: usize, n: u32, blocks_per_sm: u32) -> bool {
-        self.used += f64::from(n) / f64::from(blocks_per_sm);
+    /// Add `n` blocks of `launch`, each using `share` of the SM (one over
+    /// its kernel's blocks per SM); true if the launch was not resident yet.
+    pub fn add(&mut self, launch: usize, n: u32, share: f64) -> bool {
+        self.used += f64::from(n) * share;
         match self.resident.iter_mut().find(|(l, _)| *l == launch) {
             Some((_, c)) => {
                 *c += n;
@@ -48,9 +49,10 @@ impl Sm {
         }
     }
 
-    /// Remove `n` blocks of `launch`; true if it has none left here.
-    pub fn remove(&mut self, launch: usize, n: u32, blocks_per_sm: u32) -> bool {
-        self.used = (self.used - f64::from(n) / f64::from(blocks_per_sm)).max(0.0);
+    /// Remove `n` blocks of `launch`, each using `share` of the SM; true if
+    /// it has none left here.
+    pub fn remove(&mut self, launch: usize, n: u32, share: f64) -> bool {
+        self.used = (self.used - f64::from(n) * share).max(0.0);
         let i = self
             .resident
             .iter()

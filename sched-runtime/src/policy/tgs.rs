@@ -1,20 +1,32 @@
 //! TGS: BE kernel launches are rate-limited by a TCP-like control loop on
-//! the HP job's performance; kernels run untransformed and concurrently
-//! (no priority, no preemption). Every `WINDOW_US` the HP performance is
-//! sampled (standalone / observed service time of the requests completed
-//! in the window): while it stays within 3 % of its maximum the BE rate
-//! grows x1.5 (slow start) or additively after a deviation; a deviation cuts
-//! it by 8 %; a deviation of 9 % or more divides it by 10 and restarts slow
-//! start.
+//! the HP job's throughput; kernels run untransformed and concurrently (no
+//! priority, no preemption). Every window (`MIN_WINDOW_US`, or
+//! `WINDOW_REQUESTS` HP requests' standalone time if longer, so that a
+//! window holds several requests) the HP throughput is sampled
+//! (the standalone time of the HP kernels completed, smoothed over a few
+//! windows) and compared with what it can reach: the work of the requests
+//! offered in the same windows for an open-loop HP, the best sample so far
+//! for a closed loop. While it stays within 3 %
+//! the BE rate grows x1.5 (slow start) or additively after a deviation; a
+//! deviation cuts it by 8 %; a deviation of 9 % or more divides it by 10 and
+//! restarts slow start.
+//!
+//! The loop watches throughput, not latency, which is why TGS lets an HP
+//! inference job's tail latency grow: an HP job below saturation keeps its
+//! throughput while its requests wait behind BE kernels.
 
 use super::common::{launch_original, next_be};
 use crate::engine::SimEngine;
-use crate::runner::{Ctx, Job, Policy, Request, RunError};
+use crate::runner::{Ctx, Job, Policy, RunError};
 
-/// Control period, microseconds.
-pub const WINDOW_US: f64 = 20_000.0;
+/// Shortest control period, microseconds.
+pub const MIN_WINDOW_US: f64 = 20_000.0;
+/// The control period spans at least this many HP requests' standalone time.
+pub const WINDOW_REQUESTS: f64 = 4.0;
 /// Largest burst of BE launches the token bucket allows.
 const BURST: f64 = 4.0;
+/// Weight of the newest window in the smoothed throughput samples.
+const SMOOTHING: f64 = 0.1;
 
 #[derive(Debug, Default)]
 pub struct Tgs {
@@ -24,23 +36,53 @@ pub struct Tgs {
     tokens: f64,
     refilled_at: f64,
     slow_start: bool,
+    window_us: f64,
     window_end: f64,
-    /// Sum of standalone/observed over requests completed in the window.
-    perf_sum: f64,
-    perf_n: u32,
-    hp_alone_us: f64,
+    /// HP work (standalone microseconds) completed and offered in the
+    /// current window.
+    completed: f64,
+    offered: f64,
+    /// Whether any request arrived on its own (an open loop).
+    open_loop: bool,
+    /// Smoothed per-window samples, and the best completed sample.
+    completed_avg: Option<f64>,
+    offered_avg: f64,
+    best: f64,
+    hp_request_us: f64,
     last_be: usize,
 }
 
 impl Tgs {
+    /// HP throughput relative to what it can reach (1 = no loss).
+    fn performance(&mut self) -> f64 {
+        let smooth = |avg: Option<f64>, x: f64| match avg {
+            Some(a) => a + SMOOTHING * (x - a),
+            None => x,
+        };
+        let first = self.completed_avg.is_none();
+        let done = smooth(self.completed_avg, self.completed);
+        self.offered_avg = if first {
+            self.offered
+        } else {
+            smooth(Some(self.offered_avg), self.offered)
+        };
+        self.completed_avg = Some(done);
+        let reach = if self.open_loop {
+            self.offered_avg
+        } else {
+            self.best = self.best.max(done);
+            self.best
+        };
+        if reach > 0.0 {
+            (done / reach).min(1.0)
+        } else {
+            1.0
+        }
+    }
+
     fn control(&mut self, now: f64) {
         while now >= self.window_end {
-            let perf = if self.perf_n > 0 {
-                self.perf_sum / f64::from(self.perf_n)
-            } else {
-                1.0
-            };
-            let deviation = 1.0 - perf;
+            let deviation = 1.0 - self.performance();
             if deviation >= 0.09 {
                 self.rate /= 10.0;
                 self.slow_start = true;
@@ -53,9 +95,9 @@ impl Tgs {
                 self.rate += self.step;
             }
             self.rate = self.rate.max(self.step * 1e-3);
-            self.perf_sum = 0.0;
-            self.perf_n = 0;
-            self.window_end += WINDOW_US;
+            self.completed = 0.0;
+            self.offered = 0.0;
+            self.window_end += self.window_us;
         }
     }
 }
@@ -66,7 +108,7 @@ impl Policy for Tgs {
     }
 
     fn prepare(&mut self, _engine: &SimEngine, jobs: &[Job]) -> Result<(), RunError> {
-        self.hp_alone_us = jobs[0].alone_us.iter().sum();
+        self.hp_request_us = jobs[0].alone_us.iter().sum();
         // Start at a tenth of the BE jobs' standalone launch rate.
         let be_rate: f64 = jobs
             .iter()
@@ -77,7 +119,8 @@ impl Policy for Tgs {
         self.step = 0.05 * be_rate;
         self.slow_start = true;
         self.tokens = 1.0;
-        self.window_end = WINDOW_US;
+        self.window_us = MIN_WINDOW_US.max(WINDOW_REQUESTS * self.hp_request_us);
+        self.window_end = self.window_us;
         Ok(())
     }
 
@@ -100,11 +143,13 @@ impl Policy for Tgs {
         Ok(())
     }
 
-    fn request_completed(&mut self, request: &Request) {
-        // Service time (queueing excluded): what the co-runner slows down.
-        let service = request.end_us - request.start_us;
-        self.perf_sum += (self.hp_alone_us / service.max(1e-9)).min(1.0);
-        self.perf_n += 1;
+    fn request_arrived(&mut self, _arrival_us: f64) {
+        self.open_loop = true;
+        self.offered += self.hp_request_us;
+    }
+
+    fn hp_kernel_completed(&mut self, alone_us: f64) {
+        self.completed += alone_us;
     }
 
     fn wake_at(&self, now: f64) -> Option<f64> {
