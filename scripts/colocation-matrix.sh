@@ -7,14 +7,14 @@
 #   scripts/colocation-matrix.sh [DURATION] [OUT_DIR]
 # tally-predict uses the predictor trained on the zoo profiled on a100-40gb
 # (scripts/zoo-predictor.sh makes it when missing; PREDICTOR=FILE or
-# PREDICTOR=oracle overrides it).
+# PREDICTOR=oracle overrides it; TALLY=BINARY runs a given tally binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10s}
 out=${2:-runs/matrix}
 gpu=a100-40gb
-cargo build --release -q -p tally-cli
-tally=target/release/tally
+tally=${TALLY:-target/release/tally}
+[ -n "${TALLY:-}" ] || cargo build --release -q -p tally-cli
 predictor=${PREDICTOR:-runs/zoo-$gpu/model.json}
 if [ "$predictor" != oracle ] && [ ! -f "$predictor" ]; then
   scripts/zoo-predictor.sh "$gpu" "runs/zoo-$gpu" > /dev/null

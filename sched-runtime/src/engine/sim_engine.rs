@@ -96,6 +96,8 @@ pub struct SimEngine {
     rates_dirty: bool,
     /// SMs holding blocks of more than one launch (pipe sharing applies).
     shared_sms: u32,
+    /// SMs holding any block.
+    occupied_sms: u32,
     /// Engine events handled (cohorts finishing, launches becoming ready).
     events: u64,
     scratch: RateScratch,
@@ -120,6 +122,7 @@ impl SimEngine {
             dirty: false,
             rates_dirty: false,
             shared_sms: 0,
+            occupied_sms: 0,
             events: 0,
             scratch: RateScratch::default(),
             prepared: FxHashMap::default(),
@@ -385,10 +388,11 @@ impl SimEngine {
     /// launch was not resident there yet.
     fn sm_add(&mut self, sm: u32, slot: usize, n: u32, share: f64) -> bool {
         let sm = &mut self.sms[sm as usize];
-        let shared_before = sm.resident.len() > 1;
+        let before = sm.resident.len();
         let new = sm.add(slot, n, share);
-        let shared_after = sm.resident.len() > 1;
-        self.shared_sms = self.shared_sms + u32::from(shared_after) - u32::from(shared_before);
+        let after = sm.resident.len();
+        self.shared_sms = self.shared_sms + u32::from(after > 1) - u32::from(before > 1);
+        self.occupied_sms = self.occupied_sms + u32::from(after > 0) - u32::from(before > 0);
         self.rates_dirty = true;
         new
     }
@@ -397,10 +401,11 @@ impl SimEngine {
     /// has none left there.
     fn sm_remove(&mut self, sm: u32, slot: usize, n: u32, share: f64) -> bool {
         let sm = &mut self.sms[sm as usize];
-        let shared_before = sm.resident.len() > 1;
+        let before = sm.resident.len();
         let gone = sm.remove(slot, n, share);
-        let shared_after = sm.resident.len() > 1;
-        self.shared_sms = self.shared_sms + u32::from(shared_after) - u32::from(shared_before);
+        let after = sm.resident.len();
+        self.shared_sms = self.shared_sms + u32::from(after > 1) - u32::from(before > 1);
+        self.occupied_sms = self.occupied_sms + u32::from(after > 0) - u32::from(before > 0);
         self.rates_dirty = true;
         gone
     }
@@ -563,10 +568,15 @@ impl SimEngine {
             let per_sm_cap = l.req.workers_per_sm.map_or(bps, |w| w.min(bps));
             let range = l.req.sms.first_sm..l.req.sms.first_sm + l.req.sms.sm_count;
             fits.clear();
-            for sm in range {
-                let fit = self.sms[sm as usize].fit_for(s, bps, per_sm_cap);
-                if fit > 0 {
-                    fits.push((sm, fit));
+            if self.occupied_sms == 0 {
+                // An idle GPU: every SM of the range takes the launch's cap.
+                fits.extend(range.map(|sm| (sm, per_sm_cap)));
+            } else {
+                for sm in range {
+                    let fit = self.sms[sm as usize].fit_for(s, bps, per_sm_cap);
+                    if fit > 0 {
+                        fits.push((sm, fit));
+                    }
                 }
             }
             let placed = level_fill(&mut fits, want);
