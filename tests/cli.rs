@@ -814,7 +814,7 @@ fn run_compares_policies_and_writes_its_tables() {
 fn run_rejects_bad_input_clearly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--hp", "bert-base:infer", "--policy", "fifo"],
             "unknown policy `fifo`",
@@ -828,9 +828,29 @@ fn run_rejects_bad_input_clearly() {
             &["--hp", "bert-base:infer", "--duration", "soon"],
             "--duration `soon`",
         ),
+        (
+            &["--hp", "placeholder.csv", "--be", "resnet50:train"],
+            "placeholder rows",
+        ),
+        (
+            &["--hp", "bad-row.csv", "--be", "resnet50:train"],
+            "bad-row.csv, line 3: field `SM_usage`",
+        ),
     ];
+    let header = "Name,Profile,Memory_footprint,SM_usage,Duration\n";
+    std::fs::write(
+        dir.path().join("placeholder.csv"),
+        format!("{header}Conv,-1,1,1,7\nBatchNorm,-1,1,1,7\n"),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("bad-row.csv"),
+        format!("{header}Conv,1,0,80,101183\nBatchNorm,0,0,many,40096\n"),
+    )
+    .expect("write");
     for (args, message) in cases {
         tally()
+            .current_dir(dir.path())
             .arg("run")
             .args(args)
             .arg("--out")
@@ -840,4 +860,44 @@ fn run_rejects_bad_input_clearly() {
             .stderr(predicate::str::contains(message));
         assert!(!out.join("run.json").exists());
     }
+}
+
+/// A real kernel trace (the shipped ResNet-50 forward pass) as the HP job:
+/// the run completes and HP alone takes the trace's measured time scaled
+/// to the faster GPU (between a third and the full V100 time).
+#[test]
+fn run_replays_a_kernel_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let trace = repo().join("sched-runtime/tests/fixtures/traces/resnet50_4_fwd.csv");
+    tally()
+        .args(["run", "--hp"])
+        .arg(&trace)
+        .args([
+            "--be",
+            "resnet50:train",
+            "--policy",
+            "tally",
+            "--duration",
+            "300ms",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let summary = std::fs::read_to_string(out.join("summary.csv")).expect("summary");
+    let mut lines = summary.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let row: Vec<&str> = lines.next().expect("row").split(',').collect();
+    let col = |name: &str| -> f64 {
+        let i = header.iter().position(|h| *h == name).expect(name);
+        row[i].parse().expect("number")
+    };
+    // Closed loop: every request takes the standalone time alone.
+    let alone_ms = col("alone_p50_ms");
+    assert!(
+        alone_ms > 6.498 / 3.0 && alone_ms < 6.498 * 1.2,
+        "alone {alone_ms} ms"
+    );
+    assert!(col("p99_overhead_pct") < 15.0);
 }

@@ -350,12 +350,18 @@ pub struct PredictArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// High-priority inference job: a zoo model (`bert-base:infer`, ...).
+    /// High-priority inference job: a zoo model (`bert-base:infer`, ...), a
+    /// model file, or a kernel-trace CSV (Orion format).
     #[arg(long)]
     pub hp: String,
-    /// Best-effort training job (zoo training variant); repeat for several.
+    /// Best-effort training job: a zoo training variant, a training model
+    /// file, or a kernel-trace CSV; repeat for several.
     #[arg(long)]
     pub be: Vec<String>,
+    /// GPU that kernel traces were measured on: their kernels are
+    /// calibrated to the measured durations there.
+    #[arg(long, default_value = "v100")]
+    pub trace_gpu: String,
     /// Scheduling policy: time-slicing, mps, mps-priority, tgs, orion, tally, tally-predict.
     #[arg(long, default_value = "tally", conflicts_with = "compare")]
     pub policy: String,

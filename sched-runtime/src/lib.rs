@@ -14,4 +14,5 @@ pub mod metrics;
 pub mod policy;
 pub mod ptx;
 pub mod runner;
+pub mod trace;
 pub mod workload;

@@ -44,9 +44,11 @@ pub fn parse_duration_us(s: &str) -> Result<f64> {
     Ok(v * scale)
 }
 
-fn job(name: &str, want_training: bool) -> Result<JobSpec> {
-    if name.to_ascii_lowercase().ends_with(".csv") {
-        bail!("`{name}`: kernel-trace workloads are not supported by `tally run` yet; use a zoo model");
+/// A job from a zoo model or model file (its phase must match the role)
+/// or from a kernel trace (taken for either role: a trace has no phase).
+fn job(name: &str, want_training: bool, trace_gpu: &GpuSpec) -> Result<JobSpec> {
+    if tally_sched::trace::is_trace_path(name) {
+        return Ok(tally_sched::trace::trace_job(Path::new(name), trace_gpu)?);
     }
     let model = zoo::resolve_model(name, &ParamsOverride::default())
         .with_context(|| format!("resolving model `{name}`"))?;
@@ -123,12 +125,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
             args.out.display()
         );
     }
+    let trace_gpu = GpuSpec::resolve(&args.trace_gpu)?;
     let workload = Workload {
-        hp: job(&args.hp, false)?,
+        hp: job(&args.hp, false, &trace_gpu)?,
         be: args
             .be
             .iter()
-            .map(|b| job(b, true))
+            .map(|b| job(b, true, &trace_gpu))
             .collect::<Result<_>>()?,
     };
     if names.iter().any(|n| n == "tally-predict") && args.predictor.is_none() {
@@ -272,6 +275,7 @@ fn write_outputs(
         "arrivals": format!("{:?}", match &cfg.arrivals { Arrivals::Times(t) => Arrivals::Times(vec![t.len() as f64]), a => a.clone() }),
         "hp": args.hp,
         "be": args.be,
+        "trace_gpu": args.trace_gpu,
         "predictor": args.predictor,
         "tolerance": args.tolerance,
         "turnaround_ms": args.turnaround_ms,
