@@ -21,7 +21,7 @@ pub fn kernel_alone_us(
     let mut done = 0;
     let mut out = Vec::new();
     while done < blocks {
-        let (n, workers, preemptible) = config.next_launch(blocks - done, sms.sm_count);
+        let (n, workers, preemptible) = config.next_launch(blocks - done);
         engine.submit(LaunchRequest {
             job: 0,
             kernel: id,

@@ -31,7 +31,7 @@ pub enum KernelConfig {
 impl KernelConfig {
     /// The next launch for `remaining` blocks: `(blocks, workers per SM,
     /// preemptible)`.
-    pub fn next_launch(&self, remaining: u64, _sms: u32) -> (u64, Option<u32>, bool) {
+    pub fn next_launch(&self, remaining: u64) -> (u64, Option<u32>, bool) {
         match *self {
             KernelConfig::Original => (remaining, None, false),
             KernelConfig::Sliced { blocks } => (remaining.min(blocks.max(1)), None, false),

@@ -103,7 +103,7 @@ impl Ctx<'_> {
         let kernel = job.kernel();
         let total = self.engine.kernel(kernel).blocks();
         let remaining = total - job.progress;
-        let (blocks, workers, preemptible) = plan.config.next_launch(remaining, plan.sms.sm_count);
+        let (blocks, workers, preemptible) = plan.config.next_launch(remaining);
         let launch = self.engine.submit(LaunchRequest {
             job: j,
             kernel,

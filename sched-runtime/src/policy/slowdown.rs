@@ -30,29 +30,51 @@ fn gpu_err(e: tally_gpu::GpuError) -> RunError {
     RunError::Engine(e.into())
 }
 
+/// Values per (kernel, SM count), computed once: both models are asked
+/// about the same few kernels at every HP launch.
+#[derive(Debug)]
+struct PerKernel<T>(HashMap<(String, u32), T>);
+
+impl<T: Clone> PerKernel<T> {
+    fn new() -> PerKernel<T> {
+        PerKernel(HashMap::new())
+    }
+
+    fn get_or_compute(
+        &mut self,
+        k: &KernelSpec,
+        sms: u32,
+        compute: impl FnOnce() -> Result<T, RunError>,
+    ) -> Result<T, RunError> {
+        let key = (k.op_id(), sms);
+        if let Some(v) = self.0.get(&key) {
+            return Ok(v.clone());
+        }
+        let v = compute()?;
+        self.0.insert(key, v.clone());
+        Ok(v)
+    }
+}
+
 /// The simulator's contention model.
 #[derive(Debug)]
 pub struct OracleSlowdown {
     sim: SimBackend,
-    prepared: HashMap<(String, u32), PreparedKernel>,
+    prepared: PerKernel<PreparedKernel>,
 }
 
 impl OracleSlowdown {
     pub fn new(gpu: &GpuSpec) -> OracleSlowdown {
         OracleSlowdown {
             sim: SimBackend::noiseless(gpu.clone()),
-            prepared: HashMap::new(),
+            prepared: PerKernel::new(),
         }
     }
 
     fn prepared(&mut self, k: &KernelSpec, sms: u32) -> Result<PreparedKernel, RunError> {
-        let key = (k.op_id(), sms);
-        if let Some(p) = self.prepared.get(&key) {
-            return Ok(p.clone());
-        }
-        let p = self.sim.prepare(k, sms).map_err(gpu_err)?;
-        self.prepared.insert(key, p.clone());
-        Ok(p)
+        let sim = &self.sim;
+        self.prepared
+            .get_or_compute(k, sms, || sim.prepare(k, sms).map_err(gpu_err))
     }
 }
 
@@ -81,7 +103,7 @@ impl SlowdownModel for OracleSlowdown {
 pub struct PredictorSlowdown {
     predictor: RuntimePredictor,
     sim: SimBackend,
-    profiles: HashMap<(String, u32), SideProfile>,
+    profiles: PerKernel<SideProfile>,
 }
 
 impl PredictorSlowdown {
@@ -89,31 +111,25 @@ impl PredictorSlowdown {
         PredictorSlowdown {
             predictor,
             sim: SimBackend::noiseless(gpu.clone()),
-            profiles: HashMap::new(),
+            profiles: PerKernel::new(),
         }
     }
 
     fn profile(&mut self, k: &KernelSpec, sms: u32) -> Result<SideProfile, RunError> {
-        let key = (k.op_id(), sms);
-        if let Some(p) = self.profiles.get(&key) {
-            return Ok(*p);
-        }
-        let m = self
-            .sim
-            .standalone(k, Partition::first(sms))
-            .map_err(gpu_err)?;
-        let p = SideProfile::from_counters(
-            sms,
-            m.duration_us,
-            |name| Counter::from_name(name).map(|c| m.counters.get(c)),
-            &k.name,
-        )
-        .map_err(|e| RunError::Input {
-            what: format!("standalone profile of {}", k.name),
-            reason: e.to_string(),
-        })?;
-        self.profiles.insert(key, p);
-        Ok(p)
+        let sim = &self.sim;
+        self.profiles.get_or_compute(k, sms, || {
+            let m = sim.standalone(k, Partition::first(sms)).map_err(gpu_err)?;
+            SideProfile::from_counters(
+                sms,
+                m.duration_us,
+                |name| Counter::from_name(name).map(|c| m.counters.get(c)),
+                &k.name,
+            )
+            .map_err(|e| RunError::Input {
+                what: format!("standalone profile of {}", k.name),
+                reason: e.to_string(),
+            })
+        })
     }
 }
 
