@@ -7,9 +7,11 @@
 //! Blocks that one dispatch places together form a cohort: they start at the
 //! same time and progress at the launch's rate, so they finish together.
 //! This keeps the event count per kernel near its wave count while each
-//! SM's residency is tracked exactly.
+//! SM's residency is tracked exactly, run-length encoded over the SMs
+//! (`residency.rs`) so that a wave costs a few span updates, not one per SM.
 
 mod launch;
+mod residency;
 mod sim_engine;
 mod sm;
 

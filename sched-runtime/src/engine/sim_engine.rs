@@ -7,7 +7,7 @@ use tally_gpu::sim::{PreparedWave, WaveModel, WaveShape, WaveTiming, MAX_CONCURR
 use tally_gpu::{GpuError, GpuSpec, KernelSpec, Occupancy};
 
 use super::launch::{Completion, LaunchId, LaunchRequest};
-use super::sm::Sm;
+use super::residency::{level_fill, Residency, Seg};
 
 /// Time a persistent worker spends fetching its next block (atomic add on
 /// the global counter, shared-memory broadcast, barrier), microseconds.
@@ -73,7 +73,7 @@ struct Cohort {
     blocks: u32,
     /// Remaining work, in waves (1.0 when dispatched).
     remaining: f64,
-    sms: Vec<(u32, u32)>,
+    sms: Vec<Seg>,
 }
 
 /// The simulated GPU as the scheduler drives it.
@@ -83,7 +83,7 @@ pub struct SimEngine {
     model: WaveModel,
     kernels: Vec<KernelInfo>,
     kernel_index: HashMap<String, KernelId>,
-    sms: Vec<Sm>,
+    residency: Residency,
     /// Launch slots (`None` = free), and the order they are served in.
     slots: Vec<Option<Launch>>,
     order: Vec<usize>,
@@ -94,10 +94,6 @@ pub struct SimEngine {
     dirty: bool,
     /// SM residency changed: recompute the rates.
     rates_dirty: bool,
-    /// SMs holding blocks of more than one launch (pipe sharing applies).
-    shared_sms: u32,
-    /// SMs holding any block.
-    occupied_sms: u32,
     /// Engine events handled (cohorts finishing, launches becoming ready).
     events: u64,
     scratch: RateScratch,
@@ -113,7 +109,7 @@ impl SimEngine {
             model: WaveModel::new(gpu),
             kernels: Vec::new(),
             kernel_index: HashMap::new(),
-            sms: vec![Sm::default(); gpu.sm_count as usize],
+            residency: Residency::new(gpu.sm_count),
             slots: Vec::new(),
             order: Vec::new(),
             cohorts: Vec::new(),
@@ -121,8 +117,6 @@ impl SimEngine {
             next_id: 0,
             dirty: false,
             rates_dirty: false,
-            shared_sms: 0,
-            occupied_sms: 0,
             events: 0,
             scratch: RateScratch::default(),
             prepared: FxHashMap::default(),
@@ -285,7 +279,7 @@ impl SimEngine {
 
     /// SMs with no resident block in `0..sm_count`.
     pub fn idle_sms(&self) -> u32 {
-        self.sms.iter().filter(|s| s.resident.is_empty()).count() as u32
+        self.residency.idle_sms()
     }
 
     /// Whether any launch is submitted and not yet complete.
@@ -384,32 +378,6 @@ impl SimEngine {
         self.now = self.now.max(t);
     }
 
-    /// Add `n` blocks of the launch in `slot` to SM `sm`; true if the
-    /// launch was not resident there yet.
-    fn sm_add(&mut self, sm: u32, slot: usize, n: u32, share: f64) -> bool {
-        let sm = &mut self.sms[sm as usize];
-        let before = sm.resident.len();
-        let new = sm.add(slot, n, share);
-        let after = sm.resident.len();
-        self.shared_sms = self.shared_sms + u32::from(after > 1) - u32::from(before > 1);
-        self.occupied_sms = self.occupied_sms + u32::from(after > 0) - u32::from(before > 0);
-        self.rates_dirty = true;
-        new
-    }
-
-    /// Remove `n` blocks of the launch in `slot` from SM `sm`; true if it
-    /// has none left there.
-    fn sm_remove(&mut self, sm: u32, slot: usize, n: u32, share: f64) -> bool {
-        let sm = &mut self.sms[sm as usize];
-        let before = sm.resident.len();
-        let gone = sm.remove(slot, n, share);
-        let after = sm.resident.len();
-        self.shared_sms = self.shared_sms + u32::from(after > 1) - u32::from(before > 1);
-        self.occupied_sms = self.occupied_sms + u32::from(after > 0) - u32::from(before > 0);
-        self.rates_dirty = true;
-        gone
-    }
-
     /// Whether a launch ahead of the one in `slot` in serve order waits to
     /// place blocks on SMs that overlap its range.
     fn waiting_ahead_of(&self, slot: usize) -> bool {
@@ -457,7 +425,6 @@ impl SimEngine {
             };
             let persistent = l.req.workers_per_sm.is_some() && !l.retreat && !l.suspended;
             let available = l.end - l.next;
-            let share = self.kernels[l.req.kernel.0 as usize].share;
             // Persistent workers take their next blocks where they are. A
             // plain launch's freed slots would go to the first waiting
             // launch in serve order; when that is this launch itself (none
@@ -486,22 +453,54 @@ impl SimEngine {
             let c = self.cohorts.swap_remove(i);
             self.dirty = true;
             let keep = if persistent { available as u32 } else { 0 };
-            // Workers beyond the remaining blocks exit, SM by SM.
+            // Workers beyond the remaining blocks exit, SM by SM in order:
+            // whole SMs first, then part of one, the rest stay.
             let mut release = c.blocks - keep;
             let mut kept_sms = Vec::new();
             let mut kept = 0;
-            for &(sm, n) in &c.sms {
-                let drop = n.min(release);
-                release -= drop;
-                let stay = n - drop;
-                if drop > 0 && self.sm_remove(sm, c.slot, drop, share) {
-                    self.slot_mut(c.slot).active_sms -= 1;
+            let mut gone = 0;
+            for &seg in &c.sms {
+                let whole = seg.count.min(release / seg.n);
+                if whole > 0 {
+                    gone += self.residency.remove(
+                        Seg {
+                            count: whole,
+                            ..seg
+                        },
+                        c.slot,
+                    );
+                    release -= whole * seg.n;
                 }
-                if stay > 0 {
-                    kept_sms.push((sm, stay));
-                    kept += stay;
+                let mut rest = Seg {
+                    first: seg.first + whole,
+                    count: seg.count - whole,
+                    n: seg.n,
+                };
+                if rest.count > 0 && release > 0 {
+                    let part = Seg {
+                        first: rest.first,
+                        count: 1,
+                        n: release,
+                    };
+                    gone += self.residency.remove(part, c.slot);
+                    kept_sms.push(Seg {
+                        n: seg.n - release,
+                        ..part
+                    });
+                    kept += seg.n - release;
+                    release = 0;
+                    rest.first += 1;
+                    rest.count -= 1;
+                }
+                if rest.count > 0 {
+                    kept_sms.push(rest);
+                    kept += rest.count * rest.n;
                 }
             }
+            if c.blocks > kept {
+                self.rates_dirty = true;
+            }
+            self.slot_mut(c.slot).active_sms -= gone;
             let l = self.slot_mut(c.slot);
             l.resident -= c.blocks - kept;
             if kept > 0 {
@@ -566,31 +565,24 @@ impl SimEngine {
             let info = &self.kernels[l.req.kernel.0 as usize];
             let (bps, share) = (info.blocks_per_sm, info.share);
             let per_sm_cap = l.req.workers_per_sm.map_or(bps, |w| w.min(bps));
-            let range = l.req.sms.first_sm..l.req.sms.first_sm + l.req.sms.sm_count;
+            let first_sm = l.req.sms.first_sm;
             fits.clear();
-            if self.occupied_sms == 0 {
-                // An idle GPU: every SM of the range takes the launch's cap.
-                fits.extend(range.map(|sm| (sm, per_sm_cap)));
-            } else {
-                for sm in range {
-                    let fit = self.sms[sm as usize].fit_for(s, bps, per_sm_cap);
-                    if fit > 0 {
-                        fits.push((sm, fit));
-                    }
-                }
-            }
+            self.residency.fits(
+                first_sm,
+                first_sm + l.req.sms.sm_count,
+                |sm| sm.fit_for(s, bps, per_sm_cap),
+                &mut fits,
+            );
             let placed = level_fill(&mut fits, want);
             if placed == 0 {
                 continue;
             }
-            let mut sms = Vec::with_capacity(fits.len());
             let mut new_sms = 0;
-            for &(sm, n) in fits.iter().filter(|f| f.1 > 0) {
-                if self.sm_add(sm, s, n, share) {
-                    new_sms += 1;
-                }
-                sms.push((sm, n));
+            for &seg in fits.iter() {
+                new_sms += self.residency.add(seg, s, share);
             }
+            self.rates_dirty = true;
+            let sms = fits.clone();
             let l = self.slot_mut(s);
             let first = l.next;
             l.next += placed;
@@ -680,21 +672,28 @@ impl SimEngine {
         // several launches are visited, and only when there are any.
         sc.stretch.clear();
         sc.stretch.resize(n, 0.0);
-        if self.shared_sms > 0 {
+        if self.residency.shared_sms() > 0 {
             sc.index_of_slot.clear();
             sc.index_of_slot.resize(self.slots.len(), usize::MAX);
             for (i, &s) in sc.running.iter().enumerate() {
                 sc.index_of_slot[s] = i;
             }
-            for sm in self.sms.iter().filter(|sm| sm.resident.len() > 1) {
-                let load: f64 = sm
+            let shared = self
+                .residency
+                .spans()
+                .iter()
+                .filter(|sp| sp.sm.resident.len() > 1);
+            for span in shared {
+                let load: f64 = span
+                    .sm
                     .resident
                     .iter()
-                    .map(|&(s, _)| sc.timing[sc.index_of_slot[s]].pipe_share)
+                    .map(|r| sc.timing[sc.index_of_slot[r.slot]].pipe_share)
                     .sum();
                 let excess = load.max(1.0) - 1.0;
-                for &(s, n) in &sm.resident {
-                    sc.stretch[sc.index_of_slot[s]] += excess * f64::from(n);
+                for r in &span.sm.resident {
+                    sc.stretch[sc.index_of_slot[r.slot]] +=
+                        excess * f64::from(r.blocks) * f64::from(span.len);
                 }
             }
         }
@@ -752,106 +751,5 @@ struct RateScratch {
     timing: Vec<WaveTiming>,
     stretch: Vec<f64>,
     index_of_slot: Vec<usize>,
-    fits: Vec<(u32, u32)>,
-}
-
-/// Spread `want` blocks over `(sm, fit)` slots breadth-first: every SM gets
-/// one before any gets two. Rewrites each entry's count to what it got and
-/// returns the total placed.
-fn level_fill(fits: &mut [(u32, u32)], want: u64) -> u64 {
-    let capacity: u64 = fits.iter().map(|f| u64::from(f.1)).sum();
-    if capacity <= want {
-        return capacity;
-    }
-    // The largest level `q` with sum(min(fit, q)) <= want, then one more
-    // block on the first SMs that can take it. SMs with fit above a level
-    // each add one block per level step, so one pass over a histogram of the
-    // fits finds `q` (fits are small: at most the blocks an SM holds).
-    let max_fit = fits.iter().map(|f| f.1).max().unwrap_or(0) as usize;
-    let mut stack = [0u64; 65];
-    let mut heap = Vec::new();
-    let above: &mut [u64] = if max_fit < stack.len() {
-        &mut stack[..=max_fit]
-    } else {
-        heap.resize(max_fit + 1, 0);
-        &mut heap
-    };
-    for f in fits.iter() {
-        above[f.1 as usize] += 1;
-    }
-    // `above[v]`: SMs whose fit is at least `v` (suffix sums).
-    for v in (0..max_fit).rev() {
-        above[v] += above[v + 1];
-    }
-    let (mut q, mut filled) = (0u32, 0u64);
-    while (q as usize) < max_fit && filled + above[q as usize + 1] <= want {
-        filled += above[q as usize + 1];
-        q += 1;
-    }
-    let mut extra = want - filled;
-    for f in fits.iter_mut() {
-        let mut n = f.1.min(q);
-        if extra > 0 && f.1 > q {
-            n += 1;
-            extra -= 1;
-        }
-        f.1 = n;
-    }
-    want
-}
-
-#[cfg(test)]
-mod tests {
-    use super::level_fill;
-    use proptest::prelude::*;
-
-    #[test]
-    fn level_fill_is_breadth_first() {
-        let mut f = vec![(0, 4), (1, 4), (2, 1), (3, 4)];
-        assert_eq!(level_fill(&mut f, 6), 6);
-        assert_eq!(f, vec![(0, 2), (1, 2), (2, 1), (3, 1)]);
-        let mut f = vec![(0, 2), (1, 2)];
-        assert_eq!(level_fill(&mut f, 9), 4);
-        let mut f = vec![(0, 3), (1, 3), (2, 3)];
-        assert_eq!(level_fill(&mut f, 2), 2);
-        assert_eq!(f, vec![(0, 1), (1, 1), (2, 0)]);
-    }
-
-    /// The hardware's order: one block to each SM with room, in SM order,
-    /// round after round.
-    fn round_robin(fits: &[(u32, u32)], mut want: u64) -> Vec<(u32, u32)> {
-        let mut got: Vec<(u32, u32)> = fits.iter().map(|f| (f.0, 0)).collect();
-        let mut progress = true;
-        while want > 0 && progress {
-            progress = false;
-            for (g, f) in got.iter_mut().zip(fits) {
-                if want > 0 && g.1 < f.1 {
-                    g.1 += 1;
-                    want -= 1;
-                    progress = true;
-                }
-            }
-        }
-        got
-    }
-
-    proptest! {
-        #[test]
-        fn level_fill_matches_round_robin(
-            fits in proptest::collection::vec(0u32..80, 0..40),
-            want in 0u64..2000,
-        ) {
-            let fits: Vec<(u32, u32)> = fits.into_iter().enumerate().map(|(i, f)| (i as u32, f)).collect();
-            let expected = round_robin(&fits, want);
-            let mut got = fits.clone();
-            let placed = level_fill(&mut got, want);
-            prop_assert_eq!(placed, expected.iter().map(|e| u64::from(e.1)).sum::<u64>());
-            // When everything fits, the entries keep their fits.
-            if placed < want {
-                prop_assert_eq!(&got, &fits);
-            } else {
-                prop_assert_eq!(&got, &expected);
-            }
-        }
-    }
+    fits: Vec<Seg>,
 }

@@ -6,12 +6,22 @@
 /// Tolerance on the capacity sum (the `1 / b` shares are not exact).
 const CAPACITY_EPS: f64 = 1e-9;
 
-#[derive(Debug, Clone, Default)]
+/// Blocks of one launch on an SM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Resident {
+    pub slot: usize,
+    pub blocks: u32,
+    /// Share of the SM one of its blocks uses.
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Sm {
-    /// Share of the SM in use (0-1).
+    /// Share of the SM in use (0-1): a function of `resident`, recomputed
+    /// in slot order, so two SMs holding the same blocks compare equal.
     pub used: f64,
-    /// `(launch slot, blocks)` of every launch resident here.
-    pub resident: Vec<(usize, u32)>,
+    /// Every launch resident here, by slot.
+    pub resident: Vec<Resident>,
 }
 
 impl Sm {
@@ -28,45 +38,55 @@ impl Sm {
         let mine = self
             .resident
             .iter()
-            .find(|(s, _)| *s == slot)
-            .map_or(0, |r| r.1);
+            .find(|r| r.slot == slot)
+            .map_or(0, |r| r.blocks);
         self.fit(blocks_per_sm).min(per_sm_cap.saturating_sub(mine))
     }
 
-    /// Add `n` blocks of `launch`, each using `share` of the SM (one over
-    /// its kernel's blocks per SM); true if the launch was not resident yet.
-    pub fn add(&mut self, launch: usize, n: u32, share: f64) -> bool {
-        self.used += f64::from(n) * share;
-        match self.resident.iter_mut().find(|(l, _)| *l == launch) {
-            Some((_, c)) => {
-                *c += n;
-                false
-            }
-            None => {
-                self.resident.push((launch, n));
-                true
-            }
-        }
-    }
-
-    /// Remove `n` blocks of `launch`, each using `share` of the SM; true if
-    /// it has none left here.
-    pub fn remove(&mut self, launch: usize, n: u32, share: f64) -> bool {
-        self.used = (self.used - f64::from(n) * share).max(0.0);
-        let i = self
+    fn recompute_used(&mut self) {
+        self.used = self
             .resident
             .iter()
-            .position(|(l, _)| *l == launch)
-            .expect("a cohort's blocks are resident on its SMs");
-        self.resident[i].1 -= n;
-        if self.resident[i].1 == 0 {
-            self.resident.swap_remove(i);
-            if self.resident.is_empty() {
-                self.used = 0.0;
+            .map(|r| f64::from(r.blocks) * r.share)
+            .sum();
+    }
+
+    /// Add `n` blocks of `slot`, each using `share` of the SM; true if the
+    /// launch was not resident yet.
+    pub fn add(&mut self, slot: usize, n: u32, share: f64) -> bool {
+        let new = match self.resident.binary_search_by_key(&slot, |r| r.slot) {
+            Ok(i) => {
+                self.resident[i].blocks += n;
+                false
             }
-            true
-        } else {
-            false
+            Err(i) => {
+                self.resident.insert(
+                    i,
+                    Resident {
+                        slot,
+                        blocks: n,
+                        share,
+                    },
+                );
+                true
+            }
+        };
+        self.recompute_used();
+        new
+    }
+
+    /// Remove `n` blocks of `slot`; true if it has none left here.
+    pub fn remove(&mut self, slot: usize, n: u32) -> bool {
+        let i = self
+            .resident
+            .binary_search_by_key(&slot, |r| r.slot)
+            .expect("a cohort's blocks are resident on its SMs");
+        self.resident[i].blocks -= n;
+        let gone = self.resident[i].blocks == 0;
+        if gone {
+            self.resident.remove(i);
         }
+        self.recompute_used();
+        gone
     }
 }
