@@ -4,11 +4,15 @@
 //! the check for an NVIDIA driver that every GPU path makes first.
 
 pub mod driver;
+pub mod ncu;
 pub mod nvrtc;
 pub mod ptxas;
 pub mod tools;
 
 pub use driver::{driver_present, NO_DRIVER};
+pub use ncu::{
+    ncu_metrics_arg, parse_ncu_csv, read_ncu_csv, NcuCsvError, NcuLaunch, NcuLayout, NcuReport,
+};
 pub use nvrtc::{compile_to_ptx, Arch};
 pub use ptxas::{assemble, assemble_cubin, parse_ptxas_info, EntryResources};
 pub use tools::{locate_nvrtc, locate_ptxas, ToolError};
