@@ -17,7 +17,7 @@ mod spec;
 pub use backend::{open_backend, Backend, BackendKind, Measurement};
 pub use counters::{Counter, CounterSet};
 pub use error::{GpuError, Result};
-pub use kernel::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
+pub use kernel::{named_launch_id, Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 pub use occupancy::{Occupancy, OccupancyLimiter};
 pub use partition::Partition;
 pub use roofline::{bound, knee, Bound};
