@@ -42,6 +42,19 @@ pub enum GpuError {
 
     #[error("the CUDA backend is not built yet: use --backend sim (the simulated GPU)")]
     CudaNotBuilt,
+
+    #[error("{}", crate::cuda::NO_DRIVER)]
+    NoDriver,
+
+    #[error("CUDA driver call {call} failed: {code}")]
+    Driver { call: &'static str, code: String },
+
+    #[error("{what} needs an NVIDIA driver for CUDA {needed} or newer; this driver supports CUDA {found}")]
+    DriverTooOld {
+        what: &'static str,
+        needed: String,
+        found: String,
+    },
 }
 
 /// Result alias of the device layer.

@@ -4,12 +4,13 @@
 //! the check for an NVIDIA driver that every GPU path makes first.
 
 pub mod driver;
+pub mod green;
 pub mod ncu;
 pub mod nvrtc;
 pub mod ptxas;
 pub mod tools;
 
-pub use driver::{driver_present, NO_DRIVER};
+pub use driver::{driver_present, driver_version, require_driver, NO_DRIVER};
 pub use ncu::{
     ncu_metrics_arg, parse_ncu_csv, read_ncu_csv, NcuCsvError, NcuLaunch, NcuLayout, NcuReport,
 };
