@@ -218,7 +218,7 @@ pub struct ProfileArgs {
     pub model: String,
     #[command(flatten)]
     pub params: ModelParamArgs,
-    /// GPU preset or a GPU spec .toml file (see `tally gpus`).
+    /// GPU preset, a GPU spec .toml file (see `tally gpus`), or `auto` (CUDA device 0's own spec).
     #[arg(long, default_value = "h100-sxm", env = env::TALLY_GPU)]
     pub gpu: String,
     /// `sim` (the simulated GPU) or `cuda` (a real NVIDIA GPU).

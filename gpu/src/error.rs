@@ -40,8 +40,11 @@ pub enum GpuError {
     #[error("kernel library: {0}")]
     Library(String),
 
-    #[error("the CUDA backend is not built yet: use --backend sim (the simulated GPU)")]
-    CudaNotBuilt,
+    #[error(
+        "profiling on a real GPU (--backend cuda) is not implemented yet: use --backend sim, \
+         or profile with ncu and turn its CSV into a dataset with `tally import-ncu`"
+    )]
+    CudaProfilingAbsent,
 
     #[error("{}", crate::cuda::NO_DRIVER)]
     NoDriver,

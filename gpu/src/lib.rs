@@ -22,4 +22,4 @@ pub use occupancy::{Occupancy, OccupancyLimiter};
 pub use partition::Partition;
 pub use roofline::{bound, knee, Bound};
 pub use sim::SimBackend;
-pub use spec::{GpuSpec, PartitionRule, PRESET_NAMES};
+pub use spec::{GpuSpec, PartitionRule, AUTO, PRESET_NAMES};

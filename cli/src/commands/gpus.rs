@@ -1,9 +1,11 @@
-//! `tally gpus`: the GPU presets with their headline figures.
+//! `tally gpus`: the GPU presets with their headline figures, or with
+//! `--backend cuda` the real devices the driver sees.
 
 use std::io::Write;
 
 use anyhow::Result;
-use tally_gpu::{BackendKind, GpuError, GpuSpec};
+use tally_gpu::cuda::{list_devices, spec_from_device};
+use tally_gpu::{BackendKind, GpuSpec};
 
 use crate::args::GpusArgs;
 use crate::output::Table;
@@ -15,7 +17,7 @@ pub fn run(args: &GpusArgs) -> Result<()> {
         return Ok(());
     }
     if BackendKind::parse(&args.backend)? == BackendKind::Cuda {
-        return Err(GpuError::CudaNotBuilt.into());
+        return devices(args);
     }
     let mut table = Table::new(&[
         "name",
@@ -41,6 +43,51 @@ pub fn run(args: &GpusArgs) -> Result<()> {
             format!("{:.1}", g.fp32_tflops()),
             g.partition.min_sms.to_string(),
             g.partition.step.to_string(),
+        ]);
+    }
+    table.write(args.output.format, &mut std::io::stdout().lock())?;
+    Ok(())
+}
+
+/// The real devices, one row each, with the spec `--gpu auto` derives.
+fn devices(args: &GpusArgs) -> Result<()> {
+    let mut table = Table::new(&[
+        "device",
+        "name",
+        "cc",
+        "sms",
+        "memory_gib",
+        "clock_mhz",
+        "mem_clock_mhz",
+        "l2_mb",
+        "dram_gbps",
+        "driver",
+        "cuda",
+        "mig",
+        "compute_mode",
+        "partition_min",
+        "partition_step",
+        "auto_spec",
+    ]);
+    for d in list_devices()? {
+        let spec = spec_from_device(&d).map_or_else(|e| format!("none: {e}"), |s| s.name);
+        table.push(vec![
+            d.ordinal.to_string(),
+            d.name.clone(),
+            d.compute_capability(),
+            d.sm_count.to_string(),
+            format!("{:.1}", d.memory_bytes as f64 / f64::from(1u32 << 30)),
+            format!("{:.0}", d.clock_mhz),
+            format!("{:.0}", d.memory_clock_mhz),
+            format!("{:.0}", d.l2_bytes as f64 / (1024.0 * 1024.0)),
+            format!("{:.0}", d.dram_gbps()),
+            d.driver_release.clone().unwrap_or_else(|| "-".into()),
+            d.cuda_version.clone(),
+            d.mig_mode.clone().unwrap_or_else(|| "-".into()),
+            d.compute_mode.clone(),
+            d.partition_min_sms.to_string(),
+            d.partition_step.to_string(),
+            spec,
         ]);
     }
     table.write(args.output.format, &mut std::io::stdout().lock())?;
