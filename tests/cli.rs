@@ -266,6 +266,16 @@ fn cuda_backend_is_a_clear_error() {
         .assert()
         .code(2)
         .stderr(no_driver());
+    tally()
+        .args(["gpus", "--backend", "cuda", "--try-split", "64,64"])
+        .assert()
+        .code(2)
+        .stderr(no_driver());
+    tally()
+        .args(["gpus", "--try-split", "64,64"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs --backend cuda"));
     assert!(!dir.path().join("r").exists(), "nothing written");
 }
 

@@ -184,6 +184,10 @@ pub struct GpusArgs {
     /// Backend whose devices to list.
     #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
     pub backend: String,
+    /// With --backend cuda: create green-context partitions of these SM
+    /// counts on device 0 and report what the driver gave (a GPU check).
+    #[arg(long, value_delimiter = ',', value_name = "SMS")]
+    pub try_split: Option<Vec<u32>>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -4,7 +4,8 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tally_gpu::cuda::{list_devices, spec_from_device};
+use tally_gpu::cuda::green::create_partitions;
+use tally_gpu::cuda::{describe_device, list_devices, spec_from_device};
 use tally_gpu::{BackendKind, GpuSpec};
 
 use crate::args::GpusArgs;
@@ -17,7 +18,13 @@ pub fn run(args: &GpusArgs) -> Result<()> {
         return Ok(());
     }
     if BackendKind::parse(&args.backend)? == BackendKind::Cuda {
-        return devices(args);
+        return match &args.try_split {
+            Some(sizes) => try_split(sizes),
+            None => devices(args),
+        };
+    }
+    if args.try_split.is_some() {
+        anyhow::bail!("--try-split needs --backend cuda");
     }
     let mut table = Table::new(&[
         "name",
@@ -91,5 +98,39 @@ fn devices(args: &GpusArgs) -> Result<()> {
         ]);
     }
     table.write(args.output.format, &mut std::io::stdout().lock())?;
+    Ok(())
+}
+
+/// Green contexts of `sizes` SMs on device 0: each one's SM count as asked
+/// and as the driver reports it; a mismatch is a finding.
+fn try_split(sizes: &[u32]) -> Result<()> {
+    let d = describe_device(0)?;
+    let parts = create_partitions(0, d.cc_major, sizes)?;
+    let mut out = std::io::stdout().lock();
+    let mut wrong = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let reported = p.reported_sm_count()?;
+        writeln!(
+            out,
+            "partition {i}: asked {} SMs, green context has {reported}",
+            p.sm_count()
+        )?;
+        if reported != p.sm_count() {
+            wrong.push(i);
+        }
+    }
+    drop(parts);
+    if !wrong.is_empty() {
+        return Err(crate::commands::Finding(format!(
+            "partitions {wrong:?} do not have the SMs asked for"
+        ))
+        .into());
+    }
+    writeln!(
+        out,
+        "{} green contexts created and released on {}",
+        sizes.len(),
+        d.name
+    )?;
     Ok(())
 }

@@ -45,6 +45,26 @@ impl GreenPartition {
     pub fn stream(&self) -> sys::CUstream {
         self.stream
     }
+
+    /// The SM count the driver reports for this green context (what a
+    /// check compares with `sm_count`).
+    #[allow(unsafe_code)]
+    pub fn reported_sm_count(&self) -> Result<u32> {
+        // SAFETY: plain-data out-parameter, zero is a valid value.
+        let mut res: sys::CUdevResource = unsafe { std::mem::zeroed() };
+        // SAFETY: `green` is a live green context owned by `self`.
+        unsafe {
+            check(
+                "cuGreenCtxGetDevResource",
+                sys::cuGreenCtxGetDevResource(
+                    self.green,
+                    &mut res,
+                    sys::CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM,
+                ),
+            )?
+        };
+        Ok(sm_fields(&res).0)
+    }
 }
 
 impl Drop for GreenPartition {
@@ -125,6 +145,11 @@ pub fn create_partitions(
     let mut input = sm_resource(dev)?;
     let (total, min, align) = sm_fields(&input);
     let sizes = plan_split(total, SmRule::for_device(cc_major, min, align), sizes)?;
+    if sizes == [total] {
+        return Err(GpuError::Partition(format!(
+            "{total} SMs is the whole device: that is its primary context, not a green context"
+        )));
+    }
     let mut out = Vec::with_capacity(sizes.len());
     for sms in sizes {
         // SAFETY (all calls below): plain-data out-parameters, zero-initialised
