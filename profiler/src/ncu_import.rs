@@ -288,6 +288,68 @@ fn median(values: impl Iterator<Item = f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tally_gpu::cuda::parse_ncu_csv;
+
+    const WIDE: &str = include_str!("../../gpu/tests/fixtures/ncu/raw-wide-2024.csv");
+
+    fn meta() -> RunMeta {
+        RunMeta {
+            tool_version: "0".into(),
+            command_line: vec![],
+            backend: "ncu".into(),
+            seed: 0,
+            noise_sigma: 0.0,
+            started_at: String::new(),
+            finished_at: String::new(),
+        }
+    }
+
+    fn import(gpu: &GpuSpec) -> Result<Dataset, NcuImportError> {
+        let path = Path::new("prof.csv");
+        let report = parse_ncu_csv(WIDE, path).expect("fixture parses");
+        import_ncu(&report, path, gpu, "prof", meta())
+    }
+
+    #[test]
+    fn kernels_by_name_and_launch_with_their_partition_sizes() {
+        let h100 = GpuSpec::preset("h100-sxm").expect("preset");
+        let ds = import(&h100).expect("imports");
+        ds.validate().expect("a dataset that reads back");
+        assert_eq!(ds.ops.len(), 2);
+        let gemm = &ds.ops[0];
+        assert_eq!(gemm.kernel.kind, KernelKind::Gemm);
+        assert_eq!(gemm.kernel.grid, Dim3::new(8, 16, 1));
+        assert_eq!(gemm.kernel.registers_per_thread, 168);
+        assert_eq!(gemm.launches, 1);
+        // L1 hit rate 1.12 %: L1 requests = L2 bytes / 0.9888.
+        let l1 = 201_326_592.0 / (1.0 - 0.0112);
+        assert!((gemm.kernel.memory.l1_bytes - l1).abs() < 1.0);
+        assert_eq!(
+            gemm.op_id,
+            named_launch_id(&gemm.kernel.name, gemm.kernel.grid, gemm.kernel.block)
+        );
+        assert_eq!(ds.info.sm_counts, vec![64, 132]);
+        assert_eq!(ds.info.params["not_measured"][0], "tensor_flops");
+        assert_eq!(ds.info.counts.standalone_rows, 4);
+    }
+
+    #[test]
+    fn partitions_and_devices_the_gpu_cannot_have_name_the_line() {
+        let mut coarse = GpuSpec::preset("h100-sxm").expect("preset");
+        coarse.partition.step = 48;
+        match import(&coarse) {
+            Err(NcuImportError::Value { line, field, .. }) => {
+                // The first launch on 64 SMs is the third data row.
+                assert_eq!((line, field), (10, "launch__sm_count"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let a100 = GpuSpec::preset("a100-40gb").expect("preset");
+        match import(&a100) {
+            Err(NcuImportError::Value { line, field, .. }) => assert_eq!((line, field), (8, "CC")),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn median_and_kinds() {
