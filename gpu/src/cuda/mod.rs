@@ -1,7 +1,10 @@
-//! The CUDA side of the device layer. What is here works without a GPU:
-//! locating the compiler tools, compiling CUDA C to PTX with NVRTC, and
-//! assembling PTX with ptxas to learn a kernel's real resource usage, and
-//! the check for an NVIDIA driver that every GPU path makes first.
+//! The CUDA side of the device layer. Works without a GPU: locating the
+//! compiler tools, NVRTC (CUDA C to PTX), ptxas (a kernel's real resource
+//! usage), reading Nsight Compute CSV (`ncu`) and `nvidia-smi -q -x`
+//! output, deriving a `GpuSpec` from a device description, and the
+//! green-context split arithmetic. Needs a driver (and answers NO_DRIVER
+//! without one, checked before any call): listing devices and creating
+//! green-context partitions.
 
 pub mod derive;
 pub mod device;
