@@ -31,7 +31,7 @@ out=${TALLY_GPU_CHECK_OUT:-target/gpu-check}
 mkdir -p "$out"
 echo "== devices (tally gpus --backend cuda)"
 target/release/tally gpus --backend cuda
-echo "== green contexts: partitions created, SM counts as the driver reports them"
+echo "== green contexts: SM counts as the driver reports them, a copy timed on each"
 for split in 32,32 16,48; do
   target/release/tally gpus --backend cuda --try-split "$split" || echo "split $split: FAILED"
 done

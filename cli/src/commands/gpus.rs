@@ -4,7 +4,9 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tally_gpu::cuda::green::create_partitions;
+use tally_gpu::cuda::green::{create_partitions, time_copy};
+use tally_gpu::cuda::timing::TimingConfig;
+use tally_gpu::cuda::Arch;
 use tally_gpu::cuda::{describe_device, list_devices, spec_from_device};
 use tally_gpu::{BackendKind, GpuSpec};
 
@@ -101,19 +103,39 @@ fn devices(args: &GpusArgs) -> Result<()> {
     Ok(())
 }
 
+/// Bytes the partition probe copies: large enough that launch overhead is
+/// noise, small enough to take well under a millisecond on an H100.
+const PROBE_BYTES: usize = 256 << 20;
+
 /// Green contexts of `sizes` SMs on device 0: each one's SM count as asked
-/// and as the driver reports it; a mismatch is a finding.
+/// and as the driver reports it (a mismatch is a finding), and a copy timed
+/// on each, whose bandwidth should grow with the partition's SMs.
 fn try_split(sizes: &[u32]) -> Result<()> {
     let d = describe_device(0)?;
+    let arch = Arch::from_capability(d.cc_major, d.cc_minor).ok_or_else(|| {
+        anyhow::anyhow!(
+            "compute capability {} is not one the kernels are built for (8.0-9.0)",
+            d.compute_capability()
+        )
+    })?;
+    // Enough resident blocks to fill every SM of the device, so a partition
+    // with fewer SMs has work queued for the SMs it lacks.
+    let blocks = d.sm_count * (d.max_threads_per_sm / 256).max(1);
     let parts = create_partitions(0, d.cc_major, sizes)?;
     let mut out = std::io::stdout().lock();
     let mut wrong = Vec::new();
     for (i, p) in parts.iter().enumerate() {
         let reported = p.reported_sm_count()?;
+        let t = time_copy(p, arch, PROBE_BYTES, blocks, TimingConfig::default())?;
         writeln!(
             out,
-            "partition {i}: asked {} SMs, green context has {reported}",
-            p.sm_count()
+            "partition {i}: asked {} SMs, green context has {reported}; copy of {} MiB: \
+             median {:.1} us (IQR {:.1} %), {:.0} GB/s",
+            p.sm_count(),
+            PROBE_BYTES >> 20,
+            t.median_us,
+            t.spread_pct,
+            2.0 * PROBE_BYTES as f64 / t.median_us / 1e3
         )?;
         if reported != p.sm_count() {
             wrong.push(i);

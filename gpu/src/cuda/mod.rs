@@ -14,6 +14,7 @@ pub mod ncu;
 pub mod nvrtc;
 pub mod ptxas;
 pub mod smi;
+pub mod timing;
 pub mod tools;
 
 pub use derive::spec_from_device;

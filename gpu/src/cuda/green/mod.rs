@@ -5,7 +5,9 @@
 //! they created in the right order.
 
 mod partition;
+mod probe;
 mod split;
 
 pub use partition::{create_partitions, device_sm_rule, GreenPartition};
+pub use probe::time_copy;
 pub use split::{plan_split, SmRule};
