@@ -24,14 +24,15 @@ target/release/tally kernels verify --device "$device"
 # ---- CUDA backend pieces (device discovery, green contexts, ncu import) ----
 # What exists of the CUDA profiling path, checked on the real device. The
 # CUDA measurement backend itself (`tally profile --backend cuda`) is not
-# implemented, so there are no real-vs-simulated pair slowdowns to print;
-# real standalone counters come from ncu instead. Fits in ~5 minutes: ncu
-# profiles at most 20 launches.
+# implemented, so a zoo model cannot be profiled on the device; the
+# real-vs-simulated pair slowdowns printed are those of a DRAM-streaming
+# copy probe on two green contexts, and real standalone counters come from
+# ncu. Fits in ~5 minutes: ncu profiles at most 20 launches.
 out=${TALLY_GPU_CHECK_OUT:-target/gpu-check}
 mkdir -p "$out"
 echo "== devices (tally gpus --backend cuda)"
 target/release/tally gpus --backend cuda
-echo "== green contexts: SM counts as the driver reports them, a copy timed on each"
+echo "== green contexts: SMs as reported, a copy timed on each, the pair real vs simulated"
 for split in 32,32 16,48; do
   target/release/tally gpus --backend cuda --try-split "$split" || echo "split $split: FAILED"
 done

@@ -4,13 +4,12 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tally_gpu::cuda::green::{create_partitions, time_copy};
+use tally_gpu::cuda::green::{check_split, PROBE_BYTES};
 use tally_gpu::cuda::timing::TimingConfig;
-use tally_gpu::cuda::Arch;
-use tally_gpu::cuda::{describe_device, list_devices, spec_from_device};
+use tally_gpu::cuda::{list_devices, spec_from_device};
 use tally_gpu::{BackendKind, GpuSpec};
 
-use crate::args::GpusArgs;
+use crate::args::{GpusArgs, TableFormat};
 use crate::output::Table;
 
 pub fn run(args: &GpusArgs) -> Result<()> {
@@ -103,45 +102,57 @@ fn devices(args: &GpusArgs) -> Result<()> {
     Ok(())
 }
 
-/// Bytes the partition probe copies: large enough that launch overhead is
-/// noise, small enough to take well under a millisecond on an H100.
-const PROBE_BYTES: usize = 256 << 20;
-
-/// Green contexts of `sizes` SMs on device 0: each one's SM count as asked
-/// and as the driver reports it (a mismatch is a finding), and a copy timed
-/// on each, whose bandwidth should grow with the partition's SMs.
+/// Green contexts of `sizes` SMs on device 0, checked: SMs as asked and as
+/// reported (a mismatch is a finding), the copy probe alone on each, and
+/// for two partitions the pair beside the simulator's figures.
 fn try_split(sizes: &[u32]) -> Result<()> {
-    let d = describe_device(0)?;
-    let arch = Arch::from_capability(d.cc_major, d.cc_minor).ok_or_else(|| {
-        anyhow::anyhow!(
-            "compute capability {} is not one the kernels are built for (8.0-9.0)",
-            d.compute_capability()
-        )
-    })?;
-    // Enough resident blocks to fill every SM of the device, so a partition
-    // with fewer SMs has work queued for the SMs it lacks.
-    let blocks = d.sm_count * (d.max_threads_per_sm / 256).max(1);
-    let parts = create_partitions(0, d.cc_major, sizes)?;
+    let c = check_split(0, sizes, TimingConfig::default())?;
     let mut out = std::io::stdout().lock();
-    let mut wrong = Vec::new();
-    for (i, p) in parts.iter().enumerate() {
-        let reported = p.reported_sm_count()?;
-        let t = time_copy(p, arch, PROBE_BYTES, blocks, TimingConfig::default())?;
+    for (i, p) in c.partitions.iter().enumerate() {
         writeln!(
             out,
-            "partition {i}: asked {} SMs, green context has {reported}; copy of {} MiB: \
+            "partition {i}: asked {} SMs, green context has {}; copy of {} MiB alone: \
              median {:.1} us (IQR {:.1} %), {:.0} GB/s",
-            p.sm_count(),
+            p.asked_sms,
+            p.reported_sms,
             PROBE_BYTES >> 20,
-            t.median_us,
-            t.spread_pct,
-            2.0 * PROBE_BYTES as f64 / t.median_us / 1e3
+            p.solo.median_us,
+            p.solo.spread_pct,
+            p.solo_gbps
         )?;
-        if reported != p.sm_count() {
-            wrong.push(i);
-        }
     }
-    drop(parts);
+    if let Some(pair) = &c.pair {
+        writeln!(
+            out,
+            "copy beside copy (each side timed while the other loops):"
+        )?;
+        let mut table = Table::new(&[
+            "side",
+            "sms",
+            "solo_us",
+            "co_us",
+            "slowdown",
+            "sim_solo_us",
+            "sim_co_us",
+            "sim_slowdown",
+        ]);
+        for (side, s) in ["a", "b"].iter().zip(pair) {
+            table.push(vec![
+                side.to_string(),
+                s.sms.to_string(),
+                format!("{:.1}", s.solo_us),
+                format!("{:.1}", s.co_us),
+                format!("{:.3}", s.co_us / s.solo_us),
+                format!("{:.1}", s.sim_solo_us),
+                format!("{:.1}", s.sim_co_us),
+                format!("{:.3}", s.sim_co_us / s.sim_solo_us),
+            ]);
+        }
+        table.write(TableFormat::Table, &mut out)?;
+    }
+    let wrong: Vec<usize> = (0..c.partitions.len())
+        .filter(|&i| c.partitions[i].asked_sms != c.partitions[i].reported_sms)
+        .collect();
     if !wrong.is_empty() {
         return Err(crate::commands::Finding(format!(
             "partitions {wrong:?} do not have the SMs asked for"
@@ -152,7 +163,7 @@ fn try_split(sizes: &[u32]) -> Result<()> {
         out,
         "{} green contexts created and released on {}",
         sizes.len(),
-        d.name
+        c.device
     )?;
     Ok(())
 }
