@@ -1,7 +1,8 @@
 //! `ncu` profiles as a tally dataset: the launches of an Nsight Compute CSV
 //! grouped into kernels (keyed by name, grid and block) and partition sizes
-//! (`launch__sm_count`, so launches profiled inside green contexts land on
-//! their own SM counts), each group's counters reduced to their median over
+//! (`launch__sm_count`: launches on fewer SMs land on their own rows;
+//! whether ncu reports a green context's SMs there is not verified on a
+//! GPU yet), each group's counters reduced to their median over
 //! repeated launches, and written as the standalone tables `tally profile`
 //! writes. The result has no pair rows: ncu replays one kernel at a time.
 //!

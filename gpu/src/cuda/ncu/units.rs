@@ -29,12 +29,17 @@ fn quantity(c: Counter) -> Quantity {
     }
 }
 
-/// SI prefix factor of `unit` before `base` (ncu's `Kbyte` is 1000 bytes).
+/// Prefix factor of `unit` before `base`: SI prefixes (`K` = 1000), binary
+/// ones (`Ki` = 1024) should a file carry them. `--print-units base`
+/// avoids prefixes altogether.
 fn prefixed(unit: &str, base: &str) -> Option<f64> {
     let prefix = unit.strip_suffix(base)?;
     Some(match prefix {
         "" => 1.0,
         "K" | "k" => 1e3,
+        "Ki" => 1024.0,
+        "Mi" => 1024.0 * 1024.0,
+        "Gi" => 1024.0 * 1024.0 * 1024.0,
         "M" => 1e6,
         "G" => 1e9,
         "T" => 1e12,
@@ -82,6 +87,7 @@ mod tests {
         assert_eq!(factor(Counter::DurationNs, "msecond"), Ok(1e6));
         assert_eq!(factor(Counter::DramBytesRead, "Mbyte"), Ok(1e6));
         assert_eq!(factor(Counter::L2Bytes, "byte"), Ok(1.0));
+        assert_eq!(factor(Counter::L2Bytes, "Kibyte"), Ok(1024.0));
         assert_eq!(factor(Counter::L2HitRatePct, "%"), Ok(1.0));
         assert_eq!(factor(Counter::SharedMemDynamic, "Kbyte/block"), Ok(1e3));
         assert_eq!(factor(Counter::GridSize, ""), Ok(1.0));
