@@ -194,8 +194,8 @@ impl<'p> CopyProbe<'p> {
         Ok(f64::from(ms) * 1000.0)
     }
 
-    /// The copy timed alone: `cfg.warmup` launches, then `cfg.repetitions`.
-    pub fn time(&self, cfg: TimingConfig) -> Result<Timing> {
+    /// `cfg.warmup` launches, then `cfg.repetitions` timed ones, microseconds.
+    fn timed_series(&self, cfg: TimingConfig) -> Result<Vec<f64>> {
         let mut samples = Vec::with_capacity(cfg.repetitions as usize);
         for i in 0..cfg.warmup + cfg.repetitions {
             let t = self.timed_launch()?;
@@ -203,7 +203,24 @@ impl<'p> CopyProbe<'p> {
                 samples.push(t);
             }
         }
-        summarize(&samples).ok_or_else(no_timings)
+        Ok(samples)
+    }
+
+    /// The copy timed alone.
+    pub fn time(&self, cfg: TimingConfig) -> Result<Timing> {
+        summarize(&self.timed_series(cfg)?).ok_or_else(no_timings)
+    }
+
+    /// Wait for everything queued on the partition's stream.
+    #[allow(unsafe_code)]
+    fn drain(&self) -> Result<()> {
+        // SAFETY: the stream is live (owned by the borrowed partition).
+        unsafe {
+            check(
+                "cuStreamSynchronize",
+                sys::cuStreamSynchronize(self.part.stream()),
+            )
+        }
     }
 
     /// Whether the co-runner loop queued on this stream is still running.
@@ -282,13 +299,7 @@ pub fn time_beside(
         co_runner.launch()?;
     }
     co_runner.record(2)?;
-    let mut samples = Vec::with_capacity(cfg.repetitions as usize);
-    for i in 0..cfg.warmup + cfg.repetitions {
-        let t = measured.timed_launch()?;
-        if i >= cfg.warmup {
-            samples.push(t);
-        }
-    }
+    let samples = measured.timed_series(cfg)?;
     let still_running = co_runner.loop_running()?;
     // Let the loop finish before the next measurement starts.
     co_runner.drain()?;
@@ -302,20 +313,6 @@ pub fn time_beside(
         });
     }
     summarize(&samples).ok_or_else(no_timings)
-}
-
-impl CopyProbe<'_> {
-    /// Wait for everything queued on the partition's stream.
-    #[allow(unsafe_code)]
-    fn drain(&self) -> Result<()> {
-        // SAFETY: the stream is live (owned by the borrowed partition).
-        unsafe {
-            check(
-                "cuStreamSynchronize",
-                sys::cuStreamSynchronize(self.part.stream()),
-            )
-        }
-    }
 }
 
 #[cfg(test)]
