@@ -74,6 +74,13 @@ pub enum Command {
     /// The CUDA C kernel library: compile (NVRTC), transform, assemble (ptxas).
     #[command(subcommand)]
     Kernels(KernelsCommand),
+    /// Turn an Nsight Compute CSV (`ncu --csv --page raw`) into a standalone dataset.
+    #[command(
+        after_help = "Examples:\n  ncu --csv --page raw --print-units base --metrics \"$(tally import-ncu --print-metrics)\" \\\n      python train.py > prof.csv\n  \
+                            tally import-ncu prof.csv --gpu h100-sxm --out runs/prof\n  \
+                            tally predict --predictor model.json --data runs/prof --a gemm --b gelu"
+    )]
+    ImportNcu(ImportNcuArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -177,6 +184,10 @@ pub struct GpusArgs {
     /// Backend whose devices to list.
     #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
     pub backend: String,
+    /// With --backend cuda: create green-context partitions of these SM
+    /// counts on device 0 and report what the driver gave (a GPU check).
+    #[arg(long, value_delimiter = ',', value_name = "SMS")]
+    pub try_split: Option<Vec<u32>>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -211,7 +222,7 @@ pub struct ProfileArgs {
     pub model: String,
     #[command(flatten)]
     pub params: ModelParamArgs,
-    /// GPU preset or a GPU spec .toml file (see `tally gpus`).
+    /// GPU preset, a GPU spec .toml file (see `tally gpus`), or `auto` (CUDA device 0's own spec).
     #[arg(long, default_value = "h100-sxm", env = env::TALLY_GPU)]
     pub gpu: String,
     /// `sim` (the simulated GPU) or `cuda` (a real NVIDIA GPU).
@@ -402,4 +413,31 @@ pub struct RunArgs {
     pub force: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+// ---- CUDA backend and ncu import (branch `cuda`): new argument structs ----
+
+#[derive(Debug, Args)]
+pub struct ImportNcuArgs {
+    /// The ncu CSV file (wide `--page raw` or the one-metric-per-row details layout).
+    #[arg(required_unless_present = "print_metrics")]
+    pub input: Option<PathBuf>,
+    /// GPU preset or spec file the profile was measured on (see `tally gpus`).
+    #[arg(long, default_value = "h100-sxm", env = env::TALLY_GPU)]
+    pub gpu: String,
+    /// Model name recorded in the dataset (default: the file name without extension).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Table format: csv, parquet or both.
+    #[arg(long, default_value = "csv")]
+    pub format: String,
+    /// Output directory (created; must not hold an earlier run unless --force).
+    #[arg(long, required_unless_present = "print_metrics")]
+    pub out: Option<PathBuf>,
+    /// Replace an earlier run in --out.
+    #[arg(long)]
+    pub force: bool,
+    /// Print the comma-separated metric list to give `ncu --metrics`, and exit.
+    #[arg(long, conflicts_with_all = ["input", "out"])]
+    pub print_metrics: bool,
 }

@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         Command::Run(a) => commands::run::run(a),
         Command::Ptx(c) => commands::ptx::run(c),
         Command::Kernels(c) => commands::kernels::run(c),
+        Command::ImportNcu(a) => commands::import_ncu::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

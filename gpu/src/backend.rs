@@ -64,7 +64,9 @@ impl BackendKind {
     }
 }
 
-/// Open a backend for `spec`. The CUDA backend does not exist yet and says so.
+/// Open a backend for `spec`. The CUDA profiling backend does not exist
+/// yet: without a driver that is the NO_DRIVER error (the first thing a
+/// user must fix), with one it says so and names the alternatives.
 pub fn open_backend(
     kind: BackendKind,
     spec: GpuSpec,
@@ -73,6 +75,7 @@ pub fn open_backend(
 ) -> Result<Box<dyn Backend>> {
     match kind {
         BackendKind::Sim => Ok(Box::new(SimBackend::new(spec, seed, noise_sigma))),
-        BackendKind::Cuda => Err(GpuError::CudaNotBuilt),
+        BackendKind::Cuda if !crate::cuda::driver_present() => Err(GpuError::NoDriver),
+        BackendKind::Cuda => Err(GpuError::CudaProfilingAbsent),
     }
 }

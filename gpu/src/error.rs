@@ -40,8 +40,24 @@ pub enum GpuError {
     #[error("kernel library: {0}")]
     Library(String),
 
-    #[error("the CUDA backend is not built yet: use --backend sim (the simulated GPU)")]
-    CudaNotBuilt,
+    #[error(
+        "profiling on a real GPU (--backend cuda) is not implemented yet: use --backend sim, \
+         or profile with ncu and turn its CSV into a dataset with `tally import-ncu`"
+    )]
+    CudaProfilingAbsent,
+
+    #[error("{}", crate::cuda::NO_DRIVER)]
+    NoDriver,
+
+    #[error("CUDA driver call {call} failed: {code}")]
+    Driver { call: &'static str, code: String },
+
+    #[error("{what} needs an NVIDIA driver for CUDA {needed} or newer; this driver supports CUDA {found}")]
+    DriverTooOld {
+        what: &'static str,
+        needed: String,
+        found: String,
+    },
 }
 
 /// Result alias of the device layer.

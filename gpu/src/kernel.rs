@@ -260,6 +260,19 @@ impl KernelSpec {
     }
 }
 
+/// Stable identity of a kernel known only by its name and launch
+/// configuration (a profile imported from ncu, where the work and bytes are
+/// measurements that vary run to run, not part of the kernel's identity).
+pub fn named_launch_id(name: &str, grid: Dim3, block: Dim3) -> String {
+    let mut h = Fnv64::new();
+    h.write(name.as_bytes());
+    h.write(&[0]);
+    for v in [grid.x, grid.y, grid.z, block.x, block.y, block.z] {
+        h.write(&v.to_le_bytes());
+    }
+    format!("{:016x}", h.finish())
+}
+
 /// 64-bit FNV-1a: tiny, dependency-free and stable across releases, which a
 /// dataset key must be.
 struct Fnv64(u64);

@@ -100,6 +100,9 @@ pub struct GpuSpec {
     pub partition: PartitionRule,
 }
 
+/// The `--gpu` value that asks for the real device's own spec.
+pub const AUTO: &str = "auto";
+
 /// Names of the built-in presets, in the order `tally gpus` lists them.
 pub const PRESET_NAMES: [&str; 6] = ["v100", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "l4"];
 
@@ -126,8 +129,12 @@ impl GpuSpec {
             .collect()
     }
 
-    /// A preset name or a path to a `.toml` spec file.
+    /// A preset name, a path to a `.toml` spec file, or `auto`: the spec
+    /// of CUDA device 0 (the NO_DRIVER error without a driver).
     pub fn resolve(name_or_path: &str) -> Result<GpuSpec> {
+        if name_or_path == AUTO {
+            return crate::cuda::describe_device(0).and_then(|d| crate::cuda::spec_from_device(&d));
+        }
         if let Some(spec) = GpuSpec::preset(name_or_path) {
             return Ok(spec);
         }
@@ -137,7 +144,7 @@ impl GpuSpec {
         }
         Err(GpuError::UnknownGpu {
             name: name_or_path.to_string(),
-            valid: PRESET_NAMES.join(", "),
+            valid: format!("{}, {AUTO}", PRESET_NAMES.join(", ")),
         })
     }
 

@@ -272,40 +272,60 @@ pub fn run(
     })
 }
 
+impl RunMeta {
+    /// The `run.json` of a run with this provenance. Row counts are left at
+    /// zero: `Dataset::write` records the real ones.
+    pub fn into_info(
+        self,
+        gpu: &GpuSpec,
+        model: &str,
+        phase: &str,
+        params: serde_json::Value,
+        sm_counts: Vec<u32>,
+        splits: Vec<(u32, u32)>,
+    ) -> RunInfo {
+        RunInfo {
+            schema_version: tally_datasets::SCHEMA_VERSION,
+            tool: RunInfo::TOOL.to_string(),
+            tool_version: self.tool_version,
+            command_line: self.command_line,
+            backend: self.backend,
+            gpu: gpu.clone(),
+            model: model.to_string(),
+            phase: phase.to_string(),
+            params,
+            seed: self.seed,
+            noise_sigma: self.noise_sigma,
+            sm_counts,
+            splits,
+            formats: Vec::new(),
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            counts: RunCounts::default(),
+        }
+    }
+}
+
 impl CampaignOutput {
     /// The dataset of this campaign with its provenance.
     pub fn into_dataset(self, model: &Model, gpu: &GpuSpec, meta: RunMeta) -> Dataset {
-        let counts = RunCounts {
-            ops: self.ops.len() as u64,
-            standalone_rows: self.standalone.rows.len() as u64,
-            pair_rows: self.pairs.len() as u64,
-        };
-        let info = RunInfo {
-            schema_version: tally_datasets::SCHEMA_VERSION,
-            tool: RunInfo::TOOL.to_string(),
-            tool_version: meta.tool_version,
-            command_line: meta.command_line,
-            backend: meta.backend,
-            gpu: gpu.clone(),
-            model: model.name.clone(),
-            phase: model.phase.as_str().to_string(),
-            params: serde_json::to_value(model.params).unwrap_or(serde_json::Value::Null),
-            seed: meta.seed,
-            noise_sigma: meta.noise_sigma,
-            sm_counts: self.sm_counts,
-            splits: self.splits,
-            formats: Vec::new(),
-            started_at: meta.started_at,
-            finished_at: meta.finished_at,
-            counts,
-        };
-        Dataset {
+        let info = meta.into_info(
+            gpu,
+            &model.name,
+            model.phase.as_str(),
+            serde_json::to_value(model.params).unwrap_or(serde_json::Value::Null),
+            self.sm_counts,
+            self.splits,
+        );
+        let mut dataset = Dataset {
             dir: std::path::PathBuf::new(),
             info,
             ops: self.ops,
             standalone: self.standalone,
             pairs: self.pairs,
-        }
+        };
+        dataset.info.counts = dataset.counts();
+        dataset
     }
 }
 

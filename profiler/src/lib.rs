@@ -7,6 +7,7 @@ pub mod kernel_resources;
 mod lower;
 pub mod model;
 pub mod model_file;
+pub mod ncu_import;
 pub mod summary;
 pub mod zoo;
 

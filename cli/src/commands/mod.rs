@@ -3,6 +3,7 @@
 
 pub mod eval;
 pub mod gpus;
+pub mod import_ncu;
 pub mod kernels;
 pub mod models;
 pub mod predict;

@@ -1,14 +1,28 @@
-//! The CUDA side of the device layer. What is here works without a GPU:
-//! locating the compiler tools, compiling CUDA C to PTX with NVRTC, and
-//! assembling PTX with ptxas to learn a kernel's real resource usage, and
-//! the check for an NVIDIA driver that every GPU path makes first.
+//! The CUDA side of the device layer. Works without a GPU: locating the
+//! compiler tools, NVRTC (CUDA C to PTX), ptxas (a kernel's real resource
+//! usage), reading Nsight Compute CSV (`ncu`) and `nvidia-smi -q -x`
+//! output, deriving a `GpuSpec` from a device description, and the
+//! green-context split arithmetic. Needs a driver (and answers NO_DRIVER
+//! without one, checked before any call): listing devices and creating
+//! green-context partitions.
 
+pub mod derive;
+pub mod device;
 pub mod driver;
+pub mod green;
+pub mod ncu;
 pub mod nvrtc;
 pub mod ptxas;
+pub mod smi;
+pub mod timing;
 pub mod tools;
 
-pub use driver::{driver_present, NO_DRIVER};
+pub use derive::spec_from_device;
+pub use device::{describe_device, list_devices, DeviceDescription};
+pub use driver::{driver_present, driver_version, require_driver, NO_DRIVER};
+pub use ncu::{
+    ncu_metrics_arg, parse_ncu_csv, read_ncu_csv, NcuCsvError, NcuLaunch, NcuLayout, NcuReport,
+};
 pub use nvrtc::{compile_to_ptx, Arch};
 pub use ptxas::{assemble, assemble_cubin, parse_ptxas_info, EntryResources};
 pub use tools::{locate_nvrtc, locate_ptxas, ToolError};
