@@ -38,22 +38,25 @@ for hp in "${hps[@]}"; do
 done
 { echo "$header"; cat "$rows"; } > "$out/matrix.csv.tmp"
 mv "$out/matrix.csv.tmp" "$out/matrix.csv"
-# Per-policy means over the pairs, and each policy's system throughput
-# relative to tgs's.
+# Per-policy means over the pairs (and the p99 overhead's range, and the
+# pairs where HP falls behind its arrivals: HP throughput below 0.99), and
+# each policy's system throughput relative to tgs's.
 awk -F, '
   NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
   {
-    p = $col["policy"]
-    if (!(p in n)) order[++np] = p
-    n[p]++; ovh[p] += $col["p99_overhead_pct"]; sys[p] += $col["system_throughput"]
-    be[p] += $col["be_throughput"]; worst[p] = (n[p] == 1 || $col["p99_overhead_pct"] > worst[p]) ? $col["p99_overhead_pct"] : worst[p]
+    p = $col["policy"]; o = $col["p99_overhead_pct"]
+    if (!(p in n)) { order[++np] = p; lo[p] = o; hi[p] = o }
+    n[p]++; ovh[p] += o; sys[p] += $col["system_throughput"]; be[p] += $col["be_throughput"]
+    if (o < lo[p]) lo[p] = o
+    if (o > hi[p]) hi[p] = o
+    if ($col["hp_throughput"] < 0.99) sat[p]++
   }
   END {
-    print "policy,pairs,mean_p99_overhead_pct,max_p99_overhead_pct,mean_be_throughput,mean_system_throughput,system_vs_tgs"
+    print "policy,pairs,mean_p99_overhead_pct,min_p99_overhead_pct,max_p99_overhead_pct,hp_saturated_pairs,mean_be_throughput,mean_system_throughput,system_vs_tgs"
     for (k = 1; k <= np; k++) {
       p = order[k]
       rel = ("tgs" in sys && sys["tgs"] > 0) ? (sys[p] / n[p]) / (sys["tgs"] / n["tgs"]) : 0
-      printf "%s,%d,%.2f,%.2f,%.3f,%.3f,%.3f\n", p, n[p], ovh[p] / n[p], worst[p], be[p] / n[p], sys[p] / n[p], rel
+      printf "%s,%d,%.2f,%.2f,%.2f,%d,%.3f,%.3f,%.3f\n", p, n[p], ovh[p] / n[p], lo[p], hi[p], sat[p], be[p] / n[p], sys[p] / n[p], rel
     }
   }' "$out/matrix.csv" > "$out/means.csv.tmp"
 mv "$out/means.csv.tmp" "$out/means.csv"
