@@ -94,8 +94,6 @@ pub struct SimEngine {
     dirty: bool,
     /// SM residency changed: recompute the rates.
     rates_dirty: bool,
-    /// Engine events handled (cohorts finishing, launches becoming ready).
-    events: u64,
     scratch: RateScratch,
     prepared: FxHashMap<(KernelId, WaveShape), PreparedWave>,
     timings: FxHashMap<RunningSet, Vec<WaveTiming>>,
@@ -117,7 +115,6 @@ impl SimEngine {
             next_id: 0,
             dirty: false,
             rates_dirty: false,
-            events: 0,
             scratch: RateScratch::default(),
             prepared: FxHashMap::default(),
             timings: FxHashMap::default(),
@@ -306,12 +303,6 @@ impl SimEngine {
         t.is_finite().then_some(t)
     }
 
-    /// Engine events handled so far (cohorts finishing, launches becoming
-    /// ready): the simulation's cost, for benchmarks.
-    pub fn events(&self) -> u64 {
-        self.events
-    }
-
     /// Run the simulation up to time `t`, reporting completed launches.
     pub fn advance_to(&mut self, t: f64, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         self.settle(out)?;
@@ -320,7 +311,6 @@ impl SimEngine {
                 break;
             }
             self.progress_to(te);
-            self.events += 1;
             self.settle(out)?;
         }
         self.progress_to(t.max(self.now));
@@ -423,7 +413,8 @@ impl SimEngine {
                 first_block,
                 blocks: u64::from(blocks),
             };
-            let persistent = l.req.workers_per_sm.is_some() && !l.retreat && !l.suspended;
+            let may_continue = !l.retreat && !l.suspended;
+            let persistent = l.req.workers_per_sm.is_some() && may_continue;
             let available = l.end - l.next;
             // Persistent workers take their next blocks where they are. A
             // plain launch's freed slots would go to the first waiting
@@ -432,11 +423,8 @@ impl SimEngine {
             // the same slots with its next blocks. Either way residency,
             // and so every rate, stays as it is: no SM is touched.
             let refill = available >= u64::from(blocks)
-                && if l.req.workers_per_sm.is_some() {
-                    persistent
-                } else {
-                    !l.retreat && !l.suspended && !self.waiting_ahead_of(slot)
-                };
+                && may_continue
+                && (persistent || !self.waiting_ahead_of(slot));
             if let Some(log) = &mut self.log {
                 log.push(run);
             }
