@@ -229,9 +229,9 @@ fn parquet_and_csv_hold_the_same_data() {
 
 #[test]
 fn cuda_backend_is_a_clear_error() {
-    // Without a driver every CUDA path says so, never panics inside cudarc.
-    // (With one, profiling says the CUDA backend is absent; that path is
-    // not exercised here, this machine has no GPU.)
+    // Without a driver every CUDA path says so, never panics inside cudarc,
+    // and writes nothing. (Profiling on a real GPU is scripts/gpu-check.sh's:
+    // this machine has none.)
     if Path::new("/proc/driver/nvidia").exists() {
         return;
     }
@@ -254,6 +254,32 @@ fn cuda_backend_is_a_clear_error() {
         .assert()
         .code(2)
         .stderr(no_driver());
+    // A preset spec too: the driver is checked before the device is opened.
+    tally()
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--backend",
+            "cuda",
+            "--gpu",
+            "h200",
+        ])
+        .args(["--warmup", "1", "--reps", "5", "--device", "0", "--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(no_driver());
+    assert!(
+        !dir.path().join("r").exists(),
+        "a failed profile wrote output"
+    );
+    tally()
+        .args(["profile", "--model", "bert-base", "--reps", "0", "--out"])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--reps must be at least 1"));
     // The real device's own spec, and the device listing.
     tally()
         .args(["profile", "--model", "bert-base", "--gpu", "auto", "--out"])

@@ -222,9 +222,10 @@ pub struct ProfileArgs {
     pub model: String,
     #[command(flatten)]
     pub params: ModelParamArgs,
-    /// GPU preset, a GPU spec .toml file (see `tally gpus`), or `auto` (CUDA device 0's own spec).
-    #[arg(long, default_value = "h100-sxm", env = env::TALLY_GPU)]
-    pub gpu: String,
+    /// GPU preset, a GPU spec .toml file (see `tally gpus`), or `auto` (CUDA device 0's own
+    /// spec) [default: h100-sxm with --backend sim, auto with --backend cuda].
+    #[arg(long, env = env::TALLY_GPU)]
+    pub gpu: Option<String>,
     /// `sim` (the simulated GPU) or `cuda` (a real NVIDIA GPU).
     #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
     pub backend: String,
@@ -234,6 +235,15 @@ pub struct ProfileArgs {
     /// Log-standard-deviation of the simulator's measurement noise.
     #[arg(long, default_value_t = tally_gpu::sim::DEFAULT_NOISE_SIGMA)]
     pub noise: f64,
+    /// CUDA device ordinal (--backend cuda).
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Launches before timing starts, per measurement (--backend cuda).
+    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().warmup)]
+    pub warmup: u32,
+    /// Timed repetitions per measurement; the median is recorded (--backend cuda).
+    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().repetitions)]
+    pub reps: u32,
     /// Measure this many operator pairs, sampled with the seed (default: all pairs).
     #[arg(long)]
     pub pairs: Option<usize>,

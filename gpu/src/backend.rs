@@ -1,9 +1,11 @@
-//! The `Backend` trait every device implements (the simulator now, CUDA
-//! later), the `Measurement` it returns, and backend selection by name.
+//! The `Backend` trait every device implements (the simulator and a real
+//! GPU through CUDA), the `Measurement` it returns, and backend selection
+//! by name.
 
 use serde::{Deserialize, Serialize};
 
-use crate::counters::CounterSet;
+use crate::counters::{Counter, CounterSet};
+use crate::cuda::{CudaBackend, TimingConfig};
 use crate::error::{GpuError, Result};
 use crate::kernel::KernelSpec;
 use crate::partition::Partition;
@@ -13,8 +15,13 @@ use crate::spec::GpuSpec;
 /// One kernel's measured duration and counters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
+    /// The median of the timed repetitions on a real GPU.
     pub duration_us: f64,
+    /// Values of the backend's [`Backend::counters`]; the others are 0.
     pub counters: CounterSet,
+    /// Interquartile range of the repetitions over their median, percent;
+    /// `None` where there are no repetitions (the simulator).
+    pub spread_pct: Option<f64>,
 }
 
 /// A device that can run a kernel alone on a partition, or two kernels at
@@ -22,6 +29,20 @@ pub struct Measurement {
 pub trait Backend {
     /// The GPU this backend runs on.
     fn spec(&self) -> &GpuSpec;
+
+    /// The counters its measurements hold, in dataset column order; a
+    /// dataset carries only these columns (what is not measured is absent,
+    /// never zero).
+    fn counters(&self) -> Vec<Counter> {
+        Counter::ALL.to_vec()
+    }
+
+    /// How it measures, for a dataset's provenance (`run.json`): the
+    /// device, repetitions, where the counters come from. Empty for the
+    /// simulator, whose settings are the run's seed and noise.
+    fn settings(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
 
     /// Run `kernel` alone on `partition`.
     fn standalone(&self, kernel: &KernelSpec, partition: Partition) -> Result<Measurement>;
@@ -64,18 +85,38 @@ impl BackendKind {
     }
 }
 
-/// Open a backend for `spec`. The CUDA profiling backend does not exist
-/// yet: without a driver that is the NO_DRIVER error (the first thing a
-/// user must fix), with one it says so and names the alternatives.
+/// How to open a backend: what each kind reads of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BackendOptions {
+    /// Seeds the simulator's noise and the CUDA backend's input data.
+    pub seed: u64,
+    /// Log-standard-deviation of the simulator's measurement noise.
+    pub noise_sigma: f64,
+    /// CUDA device ordinal.
+    pub device: usize,
+    /// CUDA warm-up launches and timed repetitions.
+    pub timing: TimingConfig,
+}
+
+/// Open a backend for `spec`. Without a driver, CUDA is the NO_DRIVER
+/// error (checked before anything touches cudarc).
 pub fn open_backend(
     kind: BackendKind,
     spec: GpuSpec,
-    seed: u64,
-    noise_sigma: f64,
+    options: BackendOptions,
 ) -> Result<Box<dyn Backend>> {
     match kind {
-        BackendKind::Sim => Ok(Box::new(SimBackend::new(spec, seed, noise_sigma))),
+        BackendKind::Sim => Ok(Box::new(SimBackend::new(
+            spec,
+            options.seed,
+            options.noise_sigma,
+        ))),
         BackendKind::Cuda if !crate::cuda::driver_present() => Err(GpuError::NoDriver),
-        BackendKind::Cuda => Err(GpuError::CudaProfilingAbsent),
+        BackendKind::Cuda => Ok(Box::new(CudaBackend::open(
+            options.device,
+            spec,
+            options.seed,
+            options.timing,
+        )?)),
     }
 }

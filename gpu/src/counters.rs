@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::kernel::KernelSpec;
+use crate::occupancy::Occupancy;
+
 macro_rules! counters {
     ($($variant:ident => $name:literal),+ $(,)?) => {
         /// One Nsight Compute metric.
@@ -68,6 +71,59 @@ impl Counter {
     pub fn index(&self) -> usize {
         *self as usize
     }
+}
+
+/// The `launch__*` counters (and the SM count): what a launch's
+/// configuration and the occupancy calculation fix before it runs, so every
+/// backend knows them without a profiler.
+pub const LAUNCH_COUNTERS: [Counter; 11] = [
+    Counter::GridSize,
+    Counter::BlockSize,
+    Counter::RegistersPerThread,
+    Counter::SharedMemStatic,
+    Counter::SharedMemDynamic,
+    Counter::SmCount,
+    Counter::WavesPerSm,
+    Counter::OccLimitRegisters,
+    Counter::OccLimitSharedMem,
+    Counter::OccLimitWarps,
+    Counter::OccLimitBlocks,
+];
+
+/// Values of [`LAUNCH_COUNTERS`], in that order, for `kernel` with
+/// occupancy `occ` on `sm_count` SMs.
+pub fn launch_counters(
+    kernel: &KernelSpec,
+    occ: &Occupancy,
+    sm_count: u32,
+) -> [(Counter, f64); 11] {
+    let blocks = kernel.blocks() as f64;
+    let k = f64::from(sm_count);
+    [
+        (Counter::GridSize, blocks),
+        (Counter::BlockSize, f64::from(kernel.threads_per_block())),
+        (
+            Counter::RegistersPerThread,
+            f64::from(kernel.registers_per_thread),
+        ),
+        (
+            Counter::SharedMemStatic,
+            f64::from(kernel.shared_mem_static),
+        ),
+        (
+            Counter::SharedMemDynamic,
+            f64::from(kernel.shared_mem_dynamic),
+        ),
+        (Counter::SmCount, k),
+        (
+            Counter::WavesPerSm,
+            blocks / (f64::from(occ.blocks_per_sm) * k),
+        ),
+        (Counter::OccLimitRegisters, f64::from(occ.limit_registers)),
+        (Counter::OccLimitSharedMem, f64::from(occ.limit_shared_mem)),
+        (Counter::OccLimitWarps, f64::from(occ.limit_warps)),
+        (Counter::OccLimitBlocks, f64::from(occ.limit_blocks)),
+    ]
 }
 
 /// A value for every `Counter`, indexed by `Counter::index`.

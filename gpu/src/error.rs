@@ -40,11 +40,11 @@ pub enum GpuError {
     #[error("kernel library: {0}")]
     Library(String),
 
-    #[error(
-        "profiling on a real GPU (--backend cuda) is not implemented yet: use --backend sim, \
-         or profile with ncu and turn its CSV into a dataset with `tally import-ncu`"
-    )]
-    CudaProfilingAbsent,
+    #[error(transparent)]
+    StandIn(#[from] crate::standin::StandInError),
+
+    #[error("{0}")]
+    Device(String),
 
     #[error("{}", crate::cuda::NO_DRIVER)]
     NoDriver,

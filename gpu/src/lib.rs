@@ -13,9 +13,10 @@ pub mod rng;
 mod roofline;
 pub mod sim;
 mod spec;
+pub mod standin;
 
-pub use backend::{open_backend, Backend, BackendKind, Measurement};
-pub use counters::{Counter, CounterSet};
+pub use backend::{open_backend, Backend, BackendKind, BackendOptions, Measurement};
+pub use counters::{launch_counters, Counter, CounterSet, LAUNCH_COUNTERS};
 pub use error::{GpuError, Result};
 pub use kernel::{named_launch_id, Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 pub use occupancy::{Occupancy, OccupancyLimiter};
@@ -23,3 +24,4 @@ pub use partition::Partition;
 pub use roofline::{bound, knee, Bound};
 pub use sim::SimBackend;
 pub use spec::{GpuSpec, PartitionRule, AUTO, PRESET_NAMES};
+pub use standin::{stand_in, StandIn, StandInError};

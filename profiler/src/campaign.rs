@@ -8,7 +8,7 @@ use tally_datasets::{
     Dataset, OpRecord, PairRow, RunCounts, RunInfo, StandaloneRow, StandaloneTable,
 };
 use tally_gpu::rng::SplitMix64;
-use tally_gpu::{Backend, Counter, GpuError, GpuSpec, KernelSpec, Partition};
+use tally_gpu::{Backend, GpuError, GpuSpec, KernelSpec, Partition};
 
 use crate::kernel_resources::KernelResources;
 use crate::model::Model;
@@ -94,6 +94,43 @@ pub struct CampaignOutput {
     pub pairs: Vec<PairRow>,
     pub sm_counts: Vec<u32>,
     pub splits: Vec<(u32, u32)>,
+    /// The spread of every measurement, in row order (a real GPU's).
+    pub spreads: Spreads,
+    /// The backend's `Backend::settings`.
+    pub settings: Vec<(&'static str, String)>,
+}
+
+/// Interquartile range over the median (percent) of each row's repeated
+/// timings: one per standalone row, one per side of each pair row; `None`
+/// for a backend that does not repeat (the simulator).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spreads {
+    pub standalone: Vec<Option<f64>>,
+    pub pairs: Vec<[Option<f64>; 2]>,
+}
+
+impl Spreads {
+    /// Whether any row was timed repeatedly.
+    pub fn measured(&self) -> bool {
+        self.standalone.iter().any(Option::is_some)
+            || self.pairs.iter().flatten().any(Option::is_some)
+    }
+
+    /// Median and maximum over every timed row.
+    pub fn median_and_max(&self) -> Option<(f64, f64)> {
+        let mut v: Vec<f64> = self
+            .standalone
+            .iter()
+            .chain(self.pairs.iter().flatten())
+            .flatten()
+            .copied()
+            .collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_unstable_by(f64::total_cmp);
+        Some((v[v.len() / 2], v[v.len() - 1]))
+    }
 }
 
 /// Provenance the caller knows and the campaign does not.
@@ -207,9 +244,11 @@ pub fn run(
         .map(|(k, launches)| OpRecord::from_kernel(model.name.clone(), *launches, k.clone()))
         .collect();
 
-    // Standalone sweep.
-    let counter_names: Vec<String> = Counter::ALL.iter().map(|c| c.name().to_string()).collect();
+    // Standalone sweep: the columns are the counters the backend measures.
+    let columns = backend.counters();
+    let counter_names: Vec<String> = columns.iter().map(|c| c.name().to_string()).collect();
     let mut standalone = StandaloneTable::new(counter_names);
+    let mut spreads = Spreads::default();
     let mut solo: HashMap<(usize, u32), f64> = HashMap::new();
     let total = (kernels.len() * sm_counts.len()) as u64;
     let mut done = 0;
@@ -217,11 +256,12 @@ pub fn run(
         for &sms in &sm_counts {
             let m = backend.standalone(kernel, Partition::first(sms))?;
             solo.insert((i, sms), m.duration_us);
+            spreads.standalone.push(m.spread_pct);
             standalone.rows.push(StandaloneRow {
                 op_id: op.op_id.clone(),
                 sm_count: sms,
                 duration_us: m.duration_us,
-                counters: m.counters.values().to_vec(),
+                counters: columns.iter().map(|&c| m.counters.get(c)).collect(),
             });
             done += 1;
             progress(Progress {
@@ -242,6 +282,7 @@ pub fn run(
             let pa = Partition::first(sa);
             let (ma, mb) = backend.co_run(&kernels[i].0, pa, &kernels[j].0, pa.after(sb))?;
             let (solo_a, solo_b) = (solo[&(i, sa)], solo[&(j, sb)]);
+            spreads.pairs.push([ma.spread_pct, mb.spread_pct]);
             pairs.push(PairRow {
                 op_a: ops[i].op_id.clone(),
                 op_b: ops[j].op_id.clone(),
@@ -269,6 +310,8 @@ pub fn run(
         pairs,
         sm_counts,
         splits,
+        spreads,
+        settings: backend.settings(),
     })
 }
 
@@ -307,13 +350,38 @@ impl RunMeta {
 }
 
 impl CampaignOutput {
+    /// `params.measurement` of `run.json`: the backend's settings and the
+    /// spread of every row (standalone rows, then `[a, b]` per pair row).
+    fn measurement_params(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for (key, value) in &self.settings {
+            m.insert((*key).to_string(), serde_json::Value::String(value.clone()));
+        }
+        m.insert(
+            "spread_pct".into(),
+            serde_json::json!({
+                "what": "interquartile range of the timed repetitions over their median",
+                "standalone": self.spreads.standalone,
+                "pairs": self.spreads.pairs,
+            }),
+        );
+        serde_json::Value::Object(m)
+    }
+
     /// The dataset of this campaign with its provenance.
     pub fn into_dataset(self, model: &Model, gpu: &GpuSpec, meta: RunMeta) -> Dataset {
+        let mut params = serde_json::to_value(model.params).unwrap_or(serde_json::Value::Null);
+        if let (Some(obj), true) = (
+            params.as_object_mut(),
+            self.spreads.measured() || !self.settings.is_empty(),
+        ) {
+            obj.insert("measurement".into(), self.measurement_params());
+        }
         let info = meta.into_info(
             gpu,
             &model.name,
             model.phase.as_str(),
-            serde_json::to_value(model.params).unwrap_or(serde_json::Value::Null),
+            params,
             self.sm_counts,
             self.splits,
         );

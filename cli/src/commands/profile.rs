@@ -5,7 +5,8 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::{bail, Context, Result};
 use tally_datasets::{time::rfc3339, Format, RunDir};
-use tally_gpu::{open_backend, BackendKind, GpuSpec};
+use tally_gpu::cuda::TimingConfig;
+use tally_gpu::{open_backend, BackendKind, BackendOptions, GpuSpec};
 use tally_profiler::campaign::{self, CampaignConfig, PairSelection, RunMeta};
 use tally_profiler::kernel_resources::KernelResources;
 use tally_profiler::summary::summarize;
@@ -18,12 +19,34 @@ use crate::progress::CampaignBar;
 pub fn run(args: &ProfileArgs) -> Result<()> {
     let format: Format = args.format.parse()?;
     let backend_kind = BackendKind::parse(&args.backend)?;
-    let gpu = GpuSpec::resolve(&args.gpu)?;
+    let gpu_name = args.gpu.as_deref().unwrap_or(match backend_kind {
+        BackendKind::Sim => "h100-sxm",
+        BackendKind::Cuda => tally_gpu::AUTO,
+    });
+    let gpu = if gpu_name == tally_gpu::AUTO {
+        // The spec of the device measured, not device 0's.
+        let d = tally_gpu::cuda::describe_device(args.device)?;
+        tally_gpu::cuda::spec_from_device(&d)?
+    } else {
+        GpuSpec::resolve(gpu_name)?
+    };
     if !(args.noise.is_finite() && args.noise >= 0.0) {
         bail!("--noise must be a number >= 0, got {}", args.noise);
     }
+    if args.reps == 0 {
+        bail!("--reps must be at least 1 (timed repetitions per measurement)");
+    }
     let model = zoo::resolve_model(&args.model, &params_override(&args.params))?;
-    let backend = open_backend(backend_kind, gpu.clone(), args.seed, args.noise)?;
+    let options = BackendOptions {
+        seed: args.seed,
+        noise_sigma: args.noise,
+        device: args.device,
+        timing: TimingConfig {
+            warmup: args.warmup,
+            repetitions: args.reps,
+        },
+    };
+    let backend = open_backend(backend_kind, gpu.clone(), options)?;
 
     let run_dir = RunDir::new(&args.out);
     if run_dir.run_json().exists() && !args.force {
@@ -60,6 +83,7 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         started_at: rfc3339(started),
         finished_at: rfc3339(SystemTime::now()),
     };
+    let spreads = output.spreads.clone();
     let dataset = output.into_dataset(&model, &gpu, meta);
     dataset
         .write(&args.out, format)
@@ -86,6 +110,13 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
             s.slowdown_p90,
             s.slowdown_max,
             s.intensity_rule_mape_pct
+        )?;
+    }
+    if let Some((median, max)) = spreads.median_and_max() {
+        writeln!(
+            out,
+            "timing spread (IQR / median) over {} repetitions: median {median:.1} %, max {max:.1} %",
+            args.reps
         )?;
     }
     writeln!(out, "wrote {} ({})", args.out.display(), format.as_str())?;

@@ -3,13 +3,14 @@
 //! usage), reading Nsight Compute CSV (`ncu`) and `nvidia-smi -q -x`
 //! output, deriving a `GpuSpec` from a device description, and the
 //! green-context split arithmetic. Needs a driver (and answers NO_DRIVER
-//! without one, checked before any call): listing devices and creating
-//! green-context partitions.
+//! without one, checked before any call): listing devices, creating
+//! green-context partitions, and measuring kernels (`measure`).
 
 pub mod derive;
 pub mod device;
 pub mod driver;
 pub mod green;
+pub mod measure;
 pub mod ncu;
 pub mod nvrtc;
 pub mod ptxas;
@@ -20,9 +21,11 @@ pub mod tools;
 pub use derive::spec_from_device;
 pub use device::{describe_device, list_devices, DeviceDescription};
 pub use driver::{driver_present, driver_version, require_driver, NO_DRIVER};
+pub use measure::CudaBackend;
 pub use ncu::{
     ncu_metrics_arg, parse_ncu_csv, read_ncu_csv, NcuCsvError, NcuLaunch, NcuLayout, NcuReport,
 };
 pub use nvrtc::{compile_to_ptx, Arch};
 pub use ptxas::{assemble, assemble_cubin, parse_ptxas_info, EntryResources};
+pub use timing::TimingConfig;
 pub use tools::{locate_nvrtc, locate_ptxas, ToolError};

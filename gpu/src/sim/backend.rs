@@ -83,6 +83,7 @@ impl SimBackend {
         Measurement {
             duration_us,
             counters,
+            spread_pct: None,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::prepared::{Evaluation, PreparedKernel};
 use super::solver::SharedPath;
-use crate::counters::{Counter, CounterSet};
+use crate::counters::{launch_counters, Counter, CounterSet};
 use crate::kernel::KernelSpec;
 use crate::spec::GpuSpec;
 
@@ -40,7 +40,7 @@ pub(crate) fn derive(
     // Like ncu, the SM throughput is the busiest of its sub-units.
     let sm_busy = p.pipe_cycles.max(p.l1_cycles) * sm_duty;
 
-    let values: [(Counter, f64); 33] = [
+    let values: [(Counter, f64); 22] = [
         (Counter::DurationNs, duration_us * 1e3),
         (Counter::CyclesElapsed, cycles),
         (Counter::SmThroughputPct, pct(sm_busy)),
@@ -72,31 +72,11 @@ pub(crate) fn derive(
         (Counter::Hadd, w.hadd),
         (Counter::Hmul, w.hmul),
         (Counter::Hfma, w.hfma),
-        (Counter::GridSize, blocks),
-        (Counter::BlockSize, f64::from(kernel.threads_per_block())),
-        (
-            Counter::RegistersPerThread,
-            f64::from(kernel.registers_per_thread),
-        ),
-        (
-            Counter::SharedMemStatic,
-            f64::from(kernel.shared_mem_static),
-        ),
-        (
-            Counter::SharedMemDynamic,
-            f64::from(kernel.shared_mem_dynamic),
-        ),
-        (Counter::SmCount, k),
-        (
-            Counter::WavesPerSm,
-            blocks / (f64::from(occ.blocks_per_sm) * k),
-        ),
-        (Counter::OccLimitRegisters, f64::from(occ.limit_registers)),
-        (Counter::OccLimitSharedMem, f64::from(occ.limit_shared_mem)),
-        (Counter::OccLimitWarps, f64::from(occ.limit_warps)),
-        (Counter::OccLimitBlocks, f64::from(occ.limit_blocks)),
     ];
-    for (counter, value) in values {
+    for (counter, value) in values
+        .into_iter()
+        .chain(launch_counters(kernel, occ, p.sm_count))
+    {
         c.set(counter, value);
     }
     c

@@ -5,10 +5,11 @@
 //! figures for the same split on the device's derived spec.
 
 use super::partition::create_partitions;
-use super::probe::{probe_kernel_spec, time_beside, CopyProbe};
+use super::probe::{probe_kernel_spec, CopyProbe};
 use crate::backend::Backend;
 use crate::cuda::derive::spec_from_device;
 use crate::cuda::device::describe_device;
+use crate::cuda::measure::{chunk_launches, Timer};
 use crate::cuda::nvrtc::Arch;
 use crate::cuda::timing::{Timing, TimingConfig};
 use crate::error::{GpuError, Result};
@@ -65,9 +66,13 @@ pub fn check_split(ordinal: usize, sizes: &[u32], cfg: TimingConfig) -> Result<S
         .iter()
         .map(|p| CopyProbe::new(p, arch, PROBE_BYTES, blocks))
         .collect::<Result<Vec<_>>>()?;
+    let timers = probes
+        .iter()
+        .map(|p| Timer::new(p))
+        .collect::<Result<Vec<_>>>()?;
     let mut partitions = Vec::with_capacity(parts.len());
-    for (p, probe) in parts.iter().zip(&probes) {
-        let solo = probe.time(cfg)?;
+    for ((p, probe), timer) in parts.iter().zip(&probes).zip(&timers) {
+        let solo = timer.time(cfg)?;
         partitions.push(PartitionCheck {
             asked_sms: p.sm_count(),
             reported_sms: p.reported_sm_count()?,
@@ -75,11 +80,11 @@ pub fn check_split(ordinal: usize, sizes: &[u32], cfg: TimingConfig) -> Result<S
             solo_gbps: probe.bytes_moved() / solo.median_us / 1e3,
         });
     }
-    let pair = match (&probes[..], &partitions[..]) {
+    let pair = match (&timers[..], &partitions[..]) {
         ([a, b], [ca, cb]) => {
             let (solo_a, solo_b) = (ca.solo.median_us, cb.solo.median_us);
-            let co_a = time_beside(a, solo_a, b, solo_b, cfg)?.median_us;
-            let co_b = time_beside(b, solo_b, a, solo_a, cfg)?.median_us;
+            let co_a = a.beside(cfg, b, chunk_launches(solo_b))?.median_us;
+            let co_b = b.beside(cfg, a, chunk_launches(solo_a))?.median_us;
             let sim = SimBackend::new(spec_from_device(&d)?, 0, 0.0);
             let k = probe_kernel_spec(PROBE_BYTES, blocks);
             let pa = Partition::first(ca.asked_sms);

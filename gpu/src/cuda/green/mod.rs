@@ -11,5 +11,5 @@ mod split;
 
 pub use check::{check_split, PairSide, PartitionCheck, SplitCheck, PROBE_BYTES};
 pub use partition::{create_partitions, device_sm_rule, GreenPartition};
-pub use probe::{probe_kernel_spec, time_beside, CopyProbe};
+pub use probe::{probe_kernel_spec, CopyProbe};
 pub use split::{plan_split, SmRule};

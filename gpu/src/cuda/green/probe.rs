@@ -13,10 +13,10 @@ use std::ffi::{c_uint, c_void, CString};
 use cudarc::driver::sys;
 
 use super::partition::GreenPartition;
-use crate::cuda::driver::{check, require_driver};
+use crate::cuda::driver::check;
+use crate::cuda::measure::Launch;
 use crate::cuda::nvrtc::{compile_to_ptx, Arch};
 use crate::cuda::ptxas::assemble_cubin;
-use crate::cuda::timing::{summarize, Timing, TimingConfig};
 use crate::error::{GpuError, Result};
 use crate::kernel::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 
@@ -31,19 +31,15 @@ extern "C" __global__ void tally_probe_copy(const float4* __restrict__ a,
 }
 "#;
 const THREADS: u32 = 256;
-/// The first driver release with `cuEventElapsedTime_v2` (CUDA 12.8).
-const EVENT_TIMING_DRIVER: u32 = 12080;
 
 /// A copy kernel loaded into one partition's green context, with its
-/// buffers and timing events. Released in reverse order of creation.
+/// buffers (timed by a `Timer`). Released in reverse order of creation.
 #[derive(Debug)]
 pub struct CopyProbe<'p> {
     part: &'p GreenPartition,
     module: sys::CUmodule,
     function: sys::CUfunction,
     buffers: [sys::CUdeviceptr; 2],
-    /// Start, stop, and the end of a co-runner loop.
-    events: [sys::CUevent; 3],
     elems: c_uint,
     blocks: u32,
 }
@@ -57,11 +53,6 @@ impl Drop for CopyProbe<'_> {
         unsafe {
             let _ = sys::cuCtxSetCurrent(self.part.context());
             let _ = sys::cuStreamSynchronize(self.part.stream());
-            for e in self.events {
-                if !e.is_null() {
-                    let _ = sys::cuEventDestroy_v2(e);
-                }
-            }
             for b in self.buffers {
                 if b != 0 {
                     let _ = sys::cuMemFree_v2(b);
@@ -79,9 +70,6 @@ impl<'p> CopyProbe<'p> {
     /// `part`, launched with `blocks` blocks (enough to fill the device).
     #[allow(unsafe_code)]
     pub fn new(part: &'p GreenPartition, arch: Arch, bytes: usize, blocks: u32) -> Result<Self> {
-        // cudarc's CUDA 13 bindings time events with cuEventElapsedTime_v2,
-        // which drivers before 12.8 lack (calling it would panic in cudarc).
-        require_driver("event timing", EVENT_TIMING_DRIVER)?;
         let tool = |e: crate::cuda::ToolError| GpuError::Library(e.to_string());
         let ptx = compile_to_ptx(SOURCE, "probe.cu", arch).map_err(tool)?;
         let (_, cubin) = assemble_cubin(&ptx, "probe.cu", arch).map_err(tool)?;
@@ -92,7 +80,6 @@ impl<'p> CopyProbe<'p> {
             module: std::ptr::null_mut(),
             function: std::ptr::null_mut(),
             buffers: [0; 2],
-            events: [std::ptr::null_mut(); 3],
             elems,
             blocks,
         };
@@ -113,12 +100,6 @@ impl<'p> CopyProbe<'p> {
             for b in &mut p.buffers {
                 check("cuMemAlloc", sys::cuMemAlloc_v2(b, elems as usize * 16))?;
             }
-            for e in &mut p.events {
-                check(
-                    "cuEventCreate",
-                    sys::cuEventCreate(e, sys::CUevent_flags::CU_EVENT_DEFAULT as c_uint),
-                )?;
-            }
         }
         Ok(p)
     }
@@ -127,10 +108,19 @@ impl<'p> CopyProbe<'p> {
     pub fn bytes_moved(&self) -> f64 {
         2.0 * 16.0 * f64::from(self.elems)
     }
+}
 
-    /// Queue one launch on the partition's stream.
+impl Launch for CopyProbe<'_> {
+    fn context(&self) -> sys::CUcontext {
+        self.part.context()
+    }
+
+    fn stream(&self) -> sys::CUstream {
+        self.part.stream()
+    }
+
     #[allow(unsafe_code)]
-    fn launch(&self) -> Result<()> {
+    fn enqueue(&self) -> Result<()> {
         let (mut src, mut dst, mut len) = (self.buffers[0], self.buffers[1], self.elems);
         let mut params: [*mut c_void; 3] = [
             (&mut src as *mut sys::CUdeviceptr).cast(),
@@ -141,7 +131,6 @@ impl<'p> CopyProbe<'p> {
         // pointers to these locals need only live through the call; the
         // buffers hold `elems` float4s each.
         unsafe {
-            check("cuCtxSetCurrent", sys::cuCtxSetCurrent(self.part.context()))?;
             check(
                 "cuLaunchKernel",
                 sys::cuLaunchKernel(
@@ -158,79 +147,6 @@ impl<'p> CopyProbe<'p> {
                     std::ptr::null_mut(),
                 ),
             )
-        }
-    }
-
-    /// Record event `i` on the partition's stream.
-    #[allow(unsafe_code)]
-    fn record(&self, i: usize) -> Result<()> {
-        // SAFETY: the event and stream are live and owned by `self`.
-        unsafe {
-            check(
-                "cuEventRecord",
-                sys::cuEventRecord(self.events[i], self.part.stream()),
-            )
-        }
-    }
-
-    /// One timed launch, microseconds.
-    #[allow(unsafe_code)]
-    fn timed_launch(&self) -> Result<f64> {
-        self.record(0)?;
-        self.launch()?;
-        self.record(1)?;
-        let mut ms: f32 = 0.0;
-        // SAFETY: both events are live and were recorded on this stream.
-        unsafe {
-            check(
-                "cuEventSynchronize",
-                sys::cuEventSynchronize(self.events[1]),
-            )?;
-            check(
-                "cuEventElapsedTime",
-                sys::cuEventElapsedTime_v2(&mut ms, self.events[0], self.events[1]),
-            )?;
-        }
-        Ok(f64::from(ms) * 1000.0)
-    }
-
-    /// `cfg.warmup` launches, then `cfg.repetitions` timed ones, microseconds.
-    fn timed_series(&self, cfg: TimingConfig) -> Result<Vec<f64>> {
-        let mut samples = Vec::with_capacity(cfg.repetitions as usize);
-        for i in 0..cfg.warmup + cfg.repetitions {
-            let t = self.timed_launch()?;
-            if i >= cfg.warmup {
-                samples.push(t);
-            }
-        }
-        Ok(samples)
-    }
-
-    /// The copy timed alone.
-    pub fn time(&self, cfg: TimingConfig) -> Result<Timing> {
-        summarize(&self.timed_series(cfg)?).ok_or_else(no_timings)
-    }
-
-    /// Wait for everything queued on the partition's stream.
-    #[allow(unsafe_code)]
-    fn drain(&self) -> Result<()> {
-        // SAFETY: the stream is live (owned by the borrowed partition).
-        unsafe {
-            check(
-                "cuStreamSynchronize",
-                sys::cuStreamSynchronize(self.part.stream()),
-            )
-        }
-    }
-
-    /// Whether the co-runner loop queued on this stream is still running.
-    #[allow(unsafe_code)]
-    fn loop_running(&self) -> Result<bool> {
-        // SAFETY: the event is live; a query only reads its state.
-        let r = unsafe { sys::cuEventQuery(self.events[2]) };
-        match r {
-            sys::CUresult::CUDA_ERROR_NOT_READY => Ok(true),
-            other => check("cuEventQuery", other).map(|()| false),
         }
     }
 }
@@ -269,51 +185,6 @@ pub fn probe_kernel_spec(bytes: usize, blocks: u32) -> KernelSpec {
 /// (18 with CUDA 13 for sm_90; checked for every architecture in the tests).
 /// Occupancy is limited by threads either way (8 blocks of 256 per SM).
 const PROBE_REGISTERS: u32 = 24;
-
-fn no_timings() -> GpuError {
-    GpuError::Driver {
-        call: "cuEventElapsedTime",
-        code: "no valid timings".to_string(),
-    }
-}
-
-/// `measured` timed while `co_runner` copies continuously on its own
-/// partition: the co-runner's launches are queued first, enough to outlast
-/// the measured window by a margin (from its solo time `co_solo_us` and a
-/// slowdown bound), and the measurement is refused if the loop ended
-/// before the window did. Swapping the roles is the caller's (both
-/// directions are two calls).
-pub fn time_beside(
-    measured: &CopyProbe<'_>,
-    measured_solo_us: f64,
-    co_runner: &CopyProbe<'_>,
-    co_solo_us: f64,
-    cfg: TimingConfig,
-) -> Result<Timing> {
-    // Both sides may slow each other down by up to this much before the
-    // loop is too short; checked below rather than trusted.
-    const SLOWDOWN_BOUND: f64 = 4.0;
-    let window_us = f64::from(cfg.warmup + cfg.repetitions) * measured_solo_us * SLOWDOWN_BOUND;
-    let launches = (window_us / co_solo_us).ceil().max(1.0) as u64 + 2;
-    for _ in 0..launches {
-        co_runner.launch()?;
-    }
-    co_runner.record(2)?;
-    let samples = measured.timed_series(cfg)?;
-    let still_running = co_runner.loop_running()?;
-    // Let the loop finish before the next measurement starts.
-    co_runner.drain()?;
-    if !still_running {
-        return Err(GpuError::Driver {
-            call: "cuEventQuery",
-            code: format!(
-                "the co-runner loop of {launches} launches ended before the measured window \
-                 (slowdown above {SLOWDOWN_BOUND}x?)"
-            ),
-        });
-    }
-    summarize(&samples).ok_or_else(no_timings)
-}
 
 #[cfg(test)]
 mod tests {
