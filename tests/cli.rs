@@ -1,6 +1,7 @@
 //! End-to-end tests of the `tally` binary, each on a fresh temporary
 //! directory: what a user runs, what lands on disk, and how bad input fails.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -1057,4 +1058,94 @@ fn import_ncu_bad_input_names_file_and_line() {
         .code(2)
         .stderr(predicate::str::contains("compute capability 9.0"));
     assert!(!out.exists(), "nothing written");
+}
+
+/// `tally compare`: a dataset against itself matches every row exactly;
+/// against a noisier run of the same campaign every row still matches and
+/// the durations differ by about the noise; datasets with nothing in
+/// common are an error.
+#[test]
+fn compare_matches_rows_of_two_runs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = |name: &str, model: &str, noise: &str| {
+        let out = dir.path().join(name);
+        tally()
+            .args([
+                "profile",
+                "--model",
+                model,
+                "--gpu",
+                "h200",
+                "--sm-counts",
+                "32,64",
+            ])
+            .args(["--pairs", "5", "--noise", noise, "-q", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        out
+    };
+    let (a, b) = (run("a", "bert-base", "0"), run("b", "bert-base", "0.1"));
+    let summary = |x: &Path, y: &Path| -> HashMap<String, String> {
+        let out = tally()
+            .args(["compare", "--show", "summary", "--format", "csv"])
+            .arg(x)
+            .arg(y)
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+        r.records()
+            .map(|rec| {
+                let rec = rec.expect("row");
+                (rec[0].to_string(), rec[1].to_string())
+            })
+            .collect()
+    };
+    let same = summary(&a, &a);
+    let rows: usize = same["standalone_rows"].parse().expect("count");
+    let (_, standalone) = read_csv(&a.join("standalone.csv"));
+    assert_eq!(rows, standalone.len());
+    assert_eq!(same["standalone_median_ape_pct"], "0.00");
+    assert_eq!(same["slowdown_mae"], "0.0000");
+    assert_eq!(same["unmatched_rows"], "0 standalone, 0 pair");
+    // The same seed samples the same pairs; noise of sigma 0.1 moves each
+    // duration by a few percent, never by half.
+    let noisy = summary(&a, &b);
+    assert_eq!(noisy["standalone_rows"], same["standalone_rows"]);
+    // 5 pairs x 3 splits x 2 sides.
+    assert_eq!(noisy["pair_sides"], "30");
+    let median: f64 = noisy["standalone_median_ape_pct"].parse().expect("number");
+    assert!(median > 0.5 && median < 50.0, "{median}");
+    // Row tables: one line per matched row.
+    let out = tally()
+        .args(["compare", "--show", "pairs", "--format", "csv"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .expect("runs");
+    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+    assert_eq!(r.records().count(), 30);
+    // A different model shares nothing.
+    let other = run("c", "mobilenetv2", "0");
+    tally()
+        .arg("compare")
+        .arg(&a)
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no standalone row or pair in common",
+        ));
+    tally()
+        .arg("compare")
+        .arg(&a)
+        .arg(dir.path().join("missing"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing"));
 }

@@ -43,6 +43,12 @@ pub enum Command {
     /// Summarise the interference in profiled datasets (slowdowns, intensity-rule error).
     #[command(after_help = "Examples:\n  tally summary --data runs/r50 --data runs/bert")]
     Summary(SummaryArgs),
+    /// Compare two datasets of one model row by row (a real GPU against the simulator).
+    #[command(
+        after_help = "Examples:\n  tally compare runs/bert-sim runs/bert-cuda\n  \
+                            tally compare runs/a runs/b --show pairs --format csv > pairs.csv"
+    )]
+    Compare(CompareArgs),
     /// Train the contention predictor on profiled datasets and write a model file.
     #[command(
         after_help = "Examples:\n  tally train --data runs/r50 --data runs/bert --out r50-bert.json\n  \
@@ -278,6 +284,29 @@ pub struct SummaryArgs {
     pub data: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference dataset (for example the simulator's).
+    pub a: PathBuf,
+    /// The dataset compared with it (for example the real GPU's).
+    pub b: PathBuf,
+    /// Which table to print.
+    #[arg(long, value_enum, default_value_t = CompareShow::All)]
+    pub show: CompareShow,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// The tables of `tally compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareShow {
+    /// Summary, standalone rows and pair sides (as text, one after another).
+    All,
+    Summary,
+    Standalone,
+    Pairs,
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Models(a) => commands::models::run(a),
         Command::Profile(a) => commands::profile::run(a),
         Command::Summary(a) => commands::summary::run(a),
+        Command::Compare(a) => commands::compare::run(a),
         Command::Train(a) => commands::train::run(a),
         Command::Eval(a) => commands::eval::run(a),
         Command::Predict(a) => commands::predict::run(a),

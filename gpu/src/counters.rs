@@ -165,6 +165,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn launch_counters_come_in_their_listed_order() {
+        let gpu = crate::spec::GpuSpec::preset("h200").expect("preset");
+        let k = crate::cuda::green::probe_kernel_spec(1 << 20, 1056);
+        let occ = Occupancy::of(&k, &gpu).expect("launchable");
+        let values = launch_counters(&k, &occ, 66);
+        let order: Vec<Counter> = values.iter().map(|(c, _)| *c).collect();
+        assert_eq!(order, LAUNCH_COUNTERS);
+        let get = |c: Counter| values.iter().find(|(x, _)| *x == c).map(|(_, v)| *v);
+        assert_eq!(get(Counter::GridSize), Some(1056.0));
+        assert_eq!(get(Counter::SmCount), Some(66.0));
+        // 1056 blocks, 8 resident per SM (256 threads each), on 66 SMs.
+        assert_eq!(get(Counter::WavesPerSm), Some(2.0));
+    }
+
+    #[test]
     fn names_are_unique_ncu_names() {
         let mut names: Vec<&str> = Counter::ALL.iter().map(Counter::name).collect();
         assert!(names.len() >= 20);

@@ -1,8 +1,10 @@
 //! tally-profiler: the model zoo and user model files, the lowering of
 //! operators to the kernels real libraries launch, profiling campaigns
-//! (standalone and pair sweeps) and the interference summary of datasets.
+//! (standalone and pair sweeps), the interference summary of datasets and
+//! the row-by-row comparison of two datasets.
 
 pub mod campaign;
+pub mod compare;
 pub mod kernel_resources;
 mod lower;
 pub mod model;

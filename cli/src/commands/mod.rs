@@ -1,6 +1,7 @@
 //! One module per subcommand; each turns parsed arguments into library
 //! calls and prints the result.
 
+pub mod compare;
 pub mod eval;
 pub mod gpus;
 pub mod import_ncu;
