@@ -5,10 +5,12 @@
 # preemptive PTB retreated and resumed) on the same seeded inputs, outputs
 # compared byte for byte; then the preemption latency of a long preemptive
 # GEMM. Prints one table; exits 1 if any variant's outputs differ. Then the
-# CUDA backend pieces: device listing, green-context partitions, the
-# device's derived spec, and (when ncu is installed) real counters of the
-# library kernels imported with `tally import-ncu`; datasets go to
-# $TALLY_GPU_CHECK_OUT (default target/gpu-check).
+# CUDA backend: device listing, green-context partitions, bert-base profiled
+# on the device (`tally profile --backend cuda`) beside the simulator with
+# the device's own spec (`tally compare`: standalone durations and pair
+# slowdowns side by side), and (when ncu is installed) real counters of the
+# library kernels imported with `tally import-ncu`; exits 1 if profiling
+# fails. Datasets go to $TALLY_GPU_CHECK_OUT (default target/gpu-check).
 #   scripts/gpu-check.sh [DEVICE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,13 +23,11 @@ fi
 echo "== kernel library: original vs variants (tally kernels verify)"
 target/release/tally kernels verify --device "$device"
 
-# ---- CUDA backend pieces (device discovery, green contexts, ncu import) ----
-# What exists of the CUDA profiling path, checked on the real device. The
-# CUDA measurement backend itself (`tally profile --backend cuda`) is not
-# implemented, so a zoo model cannot be profiled on the device; the
-# real-vs-simulated pair slowdowns printed are those of a DRAM-streaming
-# copy probe on two green contexts, and real standalone counters come from
-# ncu. Fits in ~5 minutes: ncu profiles at most 20 launches.
+# ---- CUDA backend (device discovery, green contexts, profiling, ncu) ----
+# Fits in ~5 minutes: the profile is 11 kernels on 4 partition sizes and 8
+# pairs at 3 splits, 2 + 10 launches per measurement; with ncu, 11 kernels
+# on one partition size each under ncu, and an import of at most 20
+# launches.
 out=${TALLY_GPU_CHECK_OUT:-target/gpu-check}
 mkdir -p "$out"
 echo "== devices (tally gpus --backend cuda)"
@@ -39,7 +39,28 @@ done
 echo "== the device's own spec (--gpu auto) driving the simulator"
 target/release/tally profile --model profiler/examples-models/tiny-mlp.toml --gpu auto \
   --pairs 6 --quiet --force --out "$out/sim-auto"
+echo "== tally profile --backend cuda: bert-base on the device, beside the simulator"
+status=0
+common=(--model bert-base --device "$device" --gpu auto --sm-counts 32,64,132 --pairs 8 --quiet --force)
+if timeout 300 target/release/tally profile --backend cuda --warmup 2 --reps 10 "${common[@]}" \
+    --out "$out/cuda-bert"; then
+  target/release/tally profile --backend sim --noise 0 "${common[@]}" --out "$out/sim-bert"
+  echo "-- a = simulated, b = measured on the device"
+  target/release/tally compare "$out/sim-bert" "$out/cuda-bert"
+else
+  echo "tally profile --backend cuda: FAILED"
+  status=1
+fi
 if command -v ncu > /dev/null; then
+  echo "== tally profile --backend cuda --counters ncu: every counter, bert-base on 64 SMs"
+  if timeout 240 target/release/tally profile --backend cuda --counters ncu --device "$device" \
+      --gpu auto --model bert-base --sm-counts 64 --splits 0.5 --pairs 1 --warmup 2 --reps 5 \
+      --quiet --force --out "$out/cuda-bert-ncu"; then
+    head -c 600 "$out/cuda-bert-ncu/standalone.csv"; echo
+  else
+    echo "tally profile --counters ncu: FAILED (counter access may need root or NVreg_RestrictProfilingToAdminUsers=0)"
+    status=1
+  fi
   echo "== ncu: library kernels profiled on the device, imported as a dataset"
   if timeout 240 ncu --csv --page raw --print-units base --launch-count 20 \
       --metrics "$(target/release/tally import-ncu --print-metrics)" \
@@ -60,3 +81,4 @@ else
   echo "== ncu not found: skipping the ncu import check"
 fi
 echo "datasets in $out"
+exit "$status"

@@ -281,6 +281,21 @@ fn cuda_backend_is_a_clear_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--reps must be at least 1"));
+    tally()
+        .args([
+            "profile",
+            "--model",
+            "bert-base",
+            "--counters",
+            "ncu",
+            "--out",
+        ])
+        .arg(dir.path().join("r"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--counters ncu needs --backend cuda",
+        ));
     // The real device's own spec, and the device listing.
     tally()
         .args(["profile", "--model", "bert-base", "--gpu", "auto", "--out"])

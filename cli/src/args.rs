@@ -80,6 +80,9 @@ pub enum Command {
     /// The CUDA C kernel library: compile (NVRTC), transform, assemble (ptxas).
     #[command(subcommand)]
     Kernels(KernelsCommand),
+    /// Launch one kernel's stand-in once on a partition (what `--counters ncu` runs under ncu).
+    #[command(hide = true)]
+    NcuTarget(NcuTargetArgs),
     /// Turn an Nsight Compute CSV (`ncu --csv --page raw`) into a standalone dataset.
     #[command(
         after_help = "Examples:\n  ncu --csv --page raw --print-units base --metrics \"$(tally import-ncu --print-metrics)\" \\\n      python train.py > prof.csv\n  \
@@ -250,6 +253,10 @@ pub struct ProfileArgs {
     /// Timed repetitions per measurement; the median is recorded (--backend cuda).
     #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().repetitions)]
     pub reps: u32,
+    /// Where a real GPU's counters come from: `launch` (duration and launch counters)
+    /// or `ncu` (every counter, each standalone row re-run under Nsight Compute).
+    #[arg(long, value_enum, default_value_t = CounterSource::Launch)]
+    pub counters: CounterSource,
     /// Measure this many operator pairs, sampled with the seed (default: all pairs).
     #[arg(long)]
     pub pairs: Option<usize>,
@@ -287,6 +294,19 @@ pub struct SummaryArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct NcuTargetArgs {
+    /// The kernel, a serialised KernelSpec (.toml).
+    #[arg(long)]
+    pub kernel: PathBuf,
+    #[arg(long)]
+    pub sm_count: u32,
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
 pub struct CompareArgs {
     /// The reference dataset (for example the simulator's).
     pub a: PathBuf,
@@ -297,6 +317,13 @@ pub struct CompareArgs {
     pub show: CompareShow,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `tally profile --counters`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CounterSource {
+    Launch,
+    Ncu,
 }
 
 /// The tables of `tally compare`.

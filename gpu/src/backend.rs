@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::counters::{Counter, CounterSet};
+use crate::cuda::ncu::NcuRunner;
 use crate::cuda::{CudaBackend, TimingConfig};
 use crate::error::{GpuError, Result};
 use crate::kernel::KernelSpec;
@@ -86,7 +87,7 @@ impl BackendKind {
 }
 
 /// How to open a backend: what each kind reads of it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct BackendOptions {
     /// Seeds the simulator's noise and the CUDA backend's input data.
     pub seed: u64,
@@ -96,6 +97,8 @@ pub struct BackendOptions {
     pub device: usize,
     /// CUDA warm-up launches and timed repetitions.
     pub timing: TimingConfig,
+    /// CUDA standalone counters from Nsight Compute (`--counters ncu`).
+    pub ncu: Option<NcuRunner>,
 }
 
 /// Open a backend for `spec`. Without a driver, CUDA is the NO_DRIVER
@@ -112,11 +115,12 @@ pub fn open_backend(
             options.noise_sigma,
         ))),
         BackendKind::Cuda if !crate::cuda::driver_present() => Err(GpuError::NoDriver),
-        BackendKind::Cuda => Ok(Box::new(CudaBackend::open(
-            options.device,
-            spec,
-            options.seed,
-            options.timing,
-        )?)),
+        BackendKind::Cuda => {
+            let cuda = CudaBackend::open(options.device, spec, options.seed, options.timing)?;
+            Ok(Box::new(match options.ncu {
+                Some(runner) => cuda.with_ncu(runner),
+                None => cuda,
+            }))
+        }
     }
 }

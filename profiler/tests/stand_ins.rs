@@ -29,7 +29,8 @@ fn entry_resources() -> HashMap<String, (u32, u32)> {
 
 /// Every stand-in launches on an H200 (the device the GPU check runs on):
 /// grid within limits, occupancy of at least one block per SM with the
-/// entry's real registers and shared memory.
+/// entry's real registers and shared memory; and every kernel survives the
+/// trip to the `--counters ncu` child process unchanged.
 #[test]
 fn every_zoo_stand_in_launches_on_an_h200() {
     let h200 = GpuSpec::preset("h200").expect("preset");
@@ -38,6 +39,10 @@ fn every_zoo_stand_in_launches_on_an_h200() {
         let model = zoo::build(name, &ParamsOverride::default()).expect("zoo model");
         for (k, _) in model.unique_kernels() {
             let s = stand_in(&k).expect("a stand-in");
+            // `--counters ncu` hands the kernel to its child as TOML.
+            let text = toml::to_string(&k).expect("serialises");
+            let back: tally_gpu::KernelSpec = toml::from_str(&text).expect("parses");
+            assert_eq!(back, k, "{name} {}", k.name);
             let (regs, smem) = resources.get(&s.launch.entry).copied().unwrap_or((128, 0));
             let launched = s.launched(regs, smem);
             launched

@@ -7,6 +7,7 @@ pub mod gpus;
 pub mod import_ncu;
 pub mod kernels;
 pub mod models;
+pub mod ncu_target;
 pub mod predict;
 pub mod profile;
 pub mod ptx;

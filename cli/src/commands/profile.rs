@@ -12,7 +12,8 @@ use tally_profiler::kernel_resources::KernelResources;
 use tally_profiler::summary::summarize;
 use tally_profiler::zoo;
 
-use crate::args::ProfileArgs;
+use crate::args::{CounterSource, ProfileArgs};
+use crate::commands::ncu_target;
 use crate::commands::params_override;
 use crate::progress::CampaignBar;
 
@@ -37,6 +38,13 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         bail!("--reps must be at least 1 (timed repetitions per measurement)");
     }
     let model = zoo::resolve_model(&args.model, &params_override(&args.params))?;
+    let ncu = match (args.counters, backend_kind) {
+        (CounterSource::Launch, _) => None,
+        (CounterSource::Ncu, BackendKind::Sim) => {
+            bail!("--counters ncu needs --backend cuda (the simulator derives every counter)")
+        }
+        (CounterSource::Ncu, BackendKind::Cuda) => Some(ncu_target::runner(args)?),
+    };
     let options = BackendOptions {
         seed: args.seed,
         noise_sigma: args.noise,
@@ -45,6 +53,7 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
             warmup: args.warmup,
             repetitions: args.reps,
         },
+        ncu,
     };
     let backend = open_backend(backend_kind, gpu.clone(), options)?;
 

@@ -10,8 +10,10 @@
 //! Counters: the duration and the launch counters (grid, block, the
 //! registers and shared memory ptxas reports for the entry, SM count,
 //! waves, occupancy limits), which the launch fixes. The throughput, cache
-//! and instruction counters need Nsight Compute and are absent from the
-//! dataset, not zero (`Backend::counters`).
+//! and instruction counters need Nsight Compute: with an [`NcuRunner`]
+//! (`--counters ncu`) every standalone row is re-run under ncu and carries
+//! all of them; without, they are absent from the dataset, not zero
+//! (`Backend::counters`). Pair rows hold durations only either way.
 //!
 //! Not run on a GPU in this repository's CI (none there); every entry
 //! checks for a driver first, so without one the result is NO_DRIVER.
@@ -29,6 +31,7 @@ use crate::backend::{Backend, Measurement};
 use crate::counters::{launch_counters, Counter, CounterSet, LAUNCH_COUNTERS};
 use crate::cuda::device::{describe_device, DeviceDescription};
 use crate::cuda::green::{create_partitions, GreenPartition};
+use crate::cuda::ncu::NcuRunner;
 use crate::cuda::nvrtc::Arch;
 use crate::cuda::timing::{Timing, TimingConfig};
 use crate::error::{GpuError, Result};
@@ -59,6 +62,8 @@ pub struct CudaBackend {
     partitions: RefCell<HashMap<Vec<u32>, Rc<Vec<GreenPartition>>>>,
     library: LoadedLibrary,
     primary: PrimaryContext,
+    /// Standalone counters from Nsight Compute, when set.
+    ncu: Option<NcuRunner>,
 }
 
 impl CudaBackend {
@@ -98,7 +103,45 @@ impl CudaBackend {
             partitions: RefCell::new(HashMap::new()),
             library,
             primary,
+            ncu: None,
         })
+    }
+
+    /// Take every standalone row's counters from Nsight Compute.
+    pub fn with_ncu(mut self, runner: NcuRunner) -> Self {
+        self.ncu = Some(runner);
+        self
+    }
+
+    /// Launch `kernel`'s stand-in once on `sm_count` SMs and wait: the
+    /// child `NcuRunner` profiles.
+    pub fn launch_once(&self, kernel: &KernelSpec, sm_count: u32) -> Result<()> {
+        Partition::first(sm_count).check(&self.spec)?;
+        let (s, loaded) = self.prepare(kernel)?;
+        let args = self.args_for(&s.launch, 0)?;
+        let (_parts, context, stream) = self.solo_place(sm_count)?;
+        Self::launch(&s, loaded, &args, context, stream).run_once()
+    }
+
+    /// Where a kernel runs alone on `sms` SMs: the primary context for the
+    /// whole device, else a green context of that size (kept alive by the
+    /// first value). Which SMs a green context gets is the driver's
+    /// choice: only a partition's size is honoured, not its first SM.
+    #[allow(clippy::type_complexity)]
+    fn solo_place(
+        &self,
+        sms: u32,
+    ) -> Result<(
+        Option<Rc<Vec<GreenPartition>>>,
+        cudarc::driver::sys::CUcontext,
+        cudarc::driver::sys::CUstream,
+    )> {
+        if sms == self.device.sm_count {
+            return Ok((None, self.primary.context(), self.primary.stream()));
+        }
+        let parts = self.partitions_for(&[sms])?;
+        let (context, stream) = (parts[0].context(), parts[0].stream());
+        Ok((Some(parts), context, stream))
     }
 
     /// The device's description (name, driver, clocks).
@@ -228,6 +271,9 @@ impl Backend for CudaBackend {
     }
 
     fn counters(&self) -> Vec<Counter> {
+        if self.ncu.is_some() {
+            return Counter::ALL.to_vec();
+        }
         std::iter::once(Counter::DurationNs)
             .chain(LAUNCH_COUNTERS)
             .collect()
@@ -253,9 +299,14 @@ impl Backend for CudaBackend {
             ),
             (
                 "counters",
-                "duration and launch counters only; the rest need Nsight Compute \
-                 (profile with ncu, then tally import-ncu)"
-                    .into(),
+                match &self.ncu {
+                    Some(_) => "Nsight Compute (ncu), one standalone launch each on its \
+                                green context; duration_us is the CUDA-event median"
+                        .into(),
+                    None => "duration and launch counters only; the rest need \
+                             --counters ncu"
+                        .into(),
+                },
             ),
         ]
     }
@@ -265,21 +316,17 @@ impl Backend for CudaBackend {
         let (s, loaded) = self.prepare(kernel)?;
         let args = self.args_for(&s.launch, 0)?;
         let sms = partition.sm_count;
-        // Which SMs a green context gets is the driver's choice: only the
-        // count of a partition is honoured, not its first SM.
-        let parts;
-        let (context, stream) = if sms == self.device.sm_count {
-            (self.primary.context(), self.primary.stream())
-        } else {
-            parts = self.partitions_for(&[sms])?;
-            (parts[0].context(), parts[0].stream())
-        };
+        let (_parts, context, stream) = self.solo_place(sms)?;
         let launch = Self::launch(&s, loaded, &args, context, stream);
         let t = Timer::new(&launch)?.time(self.cfg)?;
         self.solo_us
             .borrow_mut()
             .insert((solo_key(&s), sms), t.median_us);
-        self.measurement(&s, loaded, sms, t)
+        let mut m = self.measurement(&s, loaded, sms, t)?;
+        if let Some(ncu) = &self.ncu {
+            m.counters = ncu.measure(kernel, &s.launch.entry, sms)?;
+        }
+        Ok(m)
     }
 
     fn co_run(

@@ -19,6 +19,18 @@ pub struct KernelLaunch<'a> {
     pub stream: sys::CUstream,
 }
 
+impl KernelLaunch<'_> {
+    /// Launch once and wait for it (what a profiler run under ncu does).
+    #[allow(unsafe_code)]
+    pub fn run_once(&self) -> Result<()> {
+        // SAFETY: the context and stream are live for `self`'s lifetime.
+        unsafe { check("cuCtxSetCurrent", sys::cuCtxSetCurrent(self.context))? };
+        self.enqueue()?;
+        // SAFETY: as above.
+        unsafe { check("cuStreamSynchronize", sys::cuStreamSynchronize(self.stream)) }
+    }
+}
+
 impl Launch for KernelLaunch<'_> {
     fn context(&self) -> sys::CUcontext {
         self.context

@@ -1,15 +1,18 @@
 //! Nsight Compute CSV import: `ncu --csv --page raw --print-units base
 //! --metrics ...` output (and the one-metric-per-row long form) read into
 //! the same counter columns the simulator writes, so a profile measured by
-//! `ncu` on any machine feeds the predictor like one measured by tally.
+//! `ncu` on any machine feeds the predictor like one measured by tally;
+//! and running ncu on one stand-in for `tally profile --counters ncu`.
 
 mod error;
 mod line;
 mod parse;
+mod run;
 mod units;
 
 pub use error::NcuCsvError;
 pub use parse::{parse_ncu_csv, read_ncu_csv};
+pub use run::{counters_of, locate_ncu, NcuRunner};
 
 use crate::counters::Counter;
 use crate::kernel::Dim3;
