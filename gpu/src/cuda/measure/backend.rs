@@ -26,10 +26,11 @@ use super::args::DeviceArgs;
 use super::launch::KernelLaunch;
 use super::loaded::{LoadedKernel, LoadedLibrary};
 use super::primary::PrimaryContext;
-use super::timer::{chunk_launches, Timer};
+use super::timer::{chunk_launches, Timer, EVENT_TIMING_DRIVER};
 use crate::backend::{Backend, Measurement};
 use crate::counters::{launch_counters, Counter, CounterSet, LAUNCH_COUNTERS};
 use crate::cuda::device::{describe_device, DeviceDescription};
+use crate::cuda::driver::require_driver;
 use crate::cuda::green::{create_partitions, GreenPartition};
 use crate::cuda::ncu::NcuRunner;
 use crate::cuda::nvrtc::Arch;
@@ -75,6 +76,9 @@ impl CudaBackend {
                 "at least one timed repetition is needed".into(),
             ));
         }
+        // Every driver call below exists from this release on; cudarc would
+        // panic on a missing symbol, so an older driver stops here.
+        require_driver("the CUDA backend", EVENT_TIMING_DRIVER)?;
         let device = describe_device(ordinal)?;
         if spec.sm_count != device.sm_count {
             return Err(GpuError::Device(format!(
