@@ -83,8 +83,8 @@ pub fn check_split(ordinal: usize, sizes: &[u32], cfg: TimingConfig) -> Result<S
     let pair = match (&timers[..], &partitions[..]) {
         ([a, b], [ca, cb]) => {
             let (solo_a, solo_b) = (ca.solo.median_us, cb.solo.median_us);
-            let co_a = a.beside(cfg, b, chunk_launches(solo_b))?.median_us;
-            let co_b = b.beside(cfg, a, chunk_launches(solo_a))?.median_us;
+            let co_a = a.beside(cfg, b, chunk_launches(solo_b))?.0.median_us;
+            let co_b = b.beside(cfg, a, chunk_launches(solo_a))?.0.median_us;
             let sim = SimBackend::new(spec_from_device(&d)?, 0, 0.0);
             let k = probe_kernel_spec(PROBE_BYTES, blocks);
             let pa = Partition::first(ca.asked_sms);

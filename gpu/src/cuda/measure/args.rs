@@ -24,6 +24,8 @@ pub struct DeviceArgs {
     /// 4-byte scalar in its low bytes (every CUDA host is little-endian, so
     /// a pointer to the slot is a pointer to the scalar).
     slots: Box<[u64]>,
+    /// A pointer to each slot: the argument array of every launch.
+    pointers: Box<[*mut c_void]>,
     /// Bytes allocated.
     pub bytes: u64,
 }
@@ -57,6 +59,7 @@ impl DeviceArgs {
             context: primary.context(),
             buffers: Vec::new(),
             slots: vec![0u64; launch.params.len()].into_boxed_slice(),
+            pointers: Box::new([]),
             bytes: 0,
         };
         for (i, p) in launch.params.iter().enumerate() {
@@ -99,6 +102,13 @@ impl DeviceArgs {
             };
         }
         primary.synchronize()?;
+        // The slots are on the heap and never move (nor are they written
+        // again), so pointers taken once stay valid for `args`' lifetime.
+        args.pointers = args
+            .slots
+            .iter()
+            .map(|s| (s as *const u64).cast_mut().cast())
+            .collect();
         Ok(args)
     }
 
@@ -159,13 +169,10 @@ impl DeviceArgs {
         }
     }
 
-    /// The argument array of one launch: a pointer to each slot. Valid
-    /// while `self` is (the slots are on the heap and never move).
-    pub fn params(&self) -> Vec<*mut c_void> {
-        self.slots
-            .iter()
-            .map(|s| (s as *const u64).cast_mut().cast())
-            .collect()
+    /// The argument array of a launch (`cuLaunchKernel`'s `kernelParams`,
+    /// which the driver only reads).
+    pub fn params(&self) -> *mut *mut c_void {
+        self.pointers.as_ptr().cast_mut()
     }
 }
 

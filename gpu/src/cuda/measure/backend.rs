@@ -65,6 +65,9 @@ pub struct CudaBackend {
     primary: PrimaryContext,
     /// Standalone counters from Nsight Compute, when set.
     ncu: Option<NcuRunner>,
+    /// Pair sides measured, and those with a timed repetition during which
+    /// the co-runner's queue ran empty (see `timer`).
+    co_sides: std::cell::Cell<(u64, u64)>,
 }
 
 impl CudaBackend {
@@ -108,6 +111,7 @@ impl CudaBackend {
             library,
             primary,
             ncu: None,
+            co_sides: std::cell::Cell::new((0, 0)),
         })
     }
 
@@ -363,8 +367,13 @@ impl Backend for CudaBackend {
         let (ta, tb) = (Timer::new(&la)?, Timer::new(&lb)?);
         let solo_a = self.solo(&sa, pa.sm_count, &ta)?;
         let solo_b = self.solo(&sb, pb.sm_count, &tb)?;
-        let co_a = ta.beside(self.cfg, &tb, chunk_launches(solo_b))?;
-        let co_b = tb.beside(self.cfg, &ta, chunk_launches(solo_a))?;
+        let (co_a, idle_a) = ta.beside(self.cfg, &tb, chunk_launches(solo_b))?;
+        let (co_b, idle_b) = tb.beside(self.cfg, &ta, chunk_launches(solo_a))?;
+        let (sides, idle) = self.co_sides.get();
+        self.co_sides.set((
+            sides + 2,
+            idle + u64::from(idle_a > 0) + u64::from(idle_b > 0),
+        ));
         Ok((
             self.measurement(&sa, loaded_a, pa.sm_count, co_a)?,
             self.measurement(&sb, loaded_b, pb.sm_count, co_b)?,

@@ -42,7 +42,6 @@ impl Launch for KernelLaunch<'_> {
 
     #[allow(unsafe_code)]
     fn enqueue(&self) -> Result<()> {
-        let mut params = self.args.params();
         let [gx, gy, gz] = self.grid;
         let [bx, by, bz] = self.block;
         // SAFETY: `kernel` comes from a loaded library (a `CUkernel`, which
@@ -64,7 +63,7 @@ impl Launch for KernelLaunch<'_> {
                     bz,
                     0,
                     self.stream,
-                    params.as_mut_ptr(),
+                    self.args.params(),
                     std::ptr::null_mut(),
                 ),
             )

@@ -12,8 +12,11 @@
 //! would need far more), so the co-runner is fed in chunks from the host:
 //! two chunks are queued, each ending in its own event, and whenever the
 //! older one completes another is queued behind the newer one. If both are
-//! found complete while a timed repetition runs, the co-runner went idle
-//! in the window and the measurement is refused rather than recorded.
+//! found complete while a timed repetition runs, the co-runner's queue ran
+//! empty in the window: that happens when its kernels are shorter than the
+//! host takes to launch them (a few microseconds), which is also how such
+//! a job runs for real, so the repetition is kept and counted, and the
+//! count is reported with the measurement.
 
 use std::ffi::c_uint;
 
@@ -216,16 +219,18 @@ impl<'l> Timer<'l> {
     }
 
     /// The launch timed while `co` runs continuously on its own stream, fed
-    /// `chunk` launches at a time (see [`chunk_launches`]). Both directions
+    /// `chunk` launches at a time (see [`chunk_launches`]), and how many
+    /// timed repetitions found the co-runner's queue empty. Both directions
     /// of a pair are two calls with the roles swapped.
-    pub fn beside(&self, cfg: TimingConfig, co: &Timer<'_>, chunk: u32) -> Result<Timing> {
+    pub fn beside(&self, cfg: TimingConfig, co: &Timer<'_>, chunk: u32) -> Result<(Timing, u32)> {
         let chunk = chunk.max(1);
         co.queue_chunk(chunk, CHUNKS[0])?;
         co.queue_chunk(chunk, CHUNKS[1])?;
         // The chunk that completes first.
         let mut older = 0;
         let mut samples = Vec::with_capacity(cfg.repetitions as usize);
-        let result = (|| {
+        let mut idle_reps = 0;
+        let result: Result<()> = (|| {
             for i in 0..cfg.warmup + cfg.repetitions {
                 self.queue_timed()?;
                 let mut idle = false;
@@ -242,15 +247,7 @@ impl<'l> Timer<'l> {
                     std::hint::spin_loop();
                 }
                 if i >= cfg.warmup {
-                    if idle {
-                        return Err(GpuError::Driver {
-                            call: "cuEventQuery",
-                            code: format!(
-                                "the co-runner went idle during a timed repetition (chunks of \
-                                 {chunk} launches were not topped up in time)"
-                            ),
-                        });
-                    }
+                    idle_reps += u32::from(idle);
                     samples.push(self.elapsed_us()?);
                 }
             }
@@ -261,7 +258,7 @@ impl<'l> Timer<'l> {
         let drained = co.drain();
         result?;
         drained?;
-        summarize(&samples).ok_or_else(no_timings)
+        Ok((summarize(&samples).ok_or_else(no_timings)?, idle_reps))
     }
 }
 
