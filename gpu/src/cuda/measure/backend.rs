@@ -99,7 +99,7 @@ impl CudaBackend {
             ))
         })?;
         let primary = PrimaryContext::retain(ordinal)?;
-        let library = LoadedLibrary::load(arch)?;
+        let library = LoadedLibrary::new(arch);
         Ok(CudaBackend {
             spec,
             device,
@@ -128,7 +128,7 @@ impl CudaBackend {
         let (s, loaded) = self.prepare(kernel)?;
         let args = self.args_for(&s.launch, 0)?;
         let (_parts, context, stream) = self.solo_place(sm_count)?;
-        Self::launch(&s, loaded, &args, context, stream).run_once()
+        Self::launch(&s, &loaded, &args, context, stream).run_once()
     }
 
     /// Where a kernel runs alone on `sms` SMs: the primary context for the
@@ -205,7 +205,7 @@ impl CudaBackend {
     }
 
     /// The stand-in of `k` and its loaded entry.
-    fn prepare(&self, k: &KernelSpec) -> Result<(StandIn, &LoadedKernel)> {
+    fn prepare(&self, k: &KernelSpec) -> Result<(StandIn, LoadedKernel)> {
         let s = stand_in(k)?;
         let loaded = self.library.kernel(&s.launch.entry)?;
         Ok((s, loaded))
@@ -325,12 +325,12 @@ impl Backend for CudaBackend {
         let args = self.args_for(&s.launch, 0)?;
         let sms = partition.sm_count;
         let (_parts, context, stream) = self.solo_place(sms)?;
-        let launch = Self::launch(&s, loaded, &args, context, stream);
+        let launch = Self::launch(&s, &loaded, &args, context, stream);
         let t = Timer::new(&launch)?.time(self.cfg)?;
         self.solo_us
             .borrow_mut()
             .insert((solo_key(&s), sms), t.median_us);
-        let mut m = self.measurement(&s, loaded, sms, t)?;
+        let mut m = self.measurement(&s, &loaded, sms, t)?;
         if let Some(ncu) = &self.ncu {
             m.counters = ncu.measure(kernel, &s.launch.entry, sms)?;
         }
@@ -352,14 +352,14 @@ impl Backend for CudaBackend {
         let parts = self.partitions_for(&[pa.sm_count, pb.sm_count])?;
         let la = Self::launch(
             &sa,
-            loaded_a,
+            &loaded_a,
             &args_a,
             parts[0].context(),
             parts[0].stream(),
         );
         let lb = Self::launch(
             &sb,
-            loaded_b,
+            &loaded_b,
             &args_b,
             parts[1].context(),
             parts[1].stream(),
@@ -375,8 +375,29 @@ impl Backend for CudaBackend {
             idle + u64::from(idle_a > 0) + u64::from(idle_b > 0),
         ));
         Ok((
-            self.measurement(&sa, loaded_a, pa.sm_count, co_a)?,
-            self.measurement(&sb, loaded_b, pb.sm_count, co_b)?,
+            self.measurement(&sa, &loaded_a, pa.sm_count, co_a)?,
+            self.measurement(&sb, &loaded_b, pb.sm_count, co_b)?,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::driver_present;
+
+    #[test]
+    fn bad_settings_are_refused_before_the_driver_is_touched() {
+        let h200 = GpuSpec::preset("h200").expect("preset");
+        let none = TimingConfig {
+            warmup: 3,
+            repetitions: 0,
+        };
+        let e = CudaBackend::open(0, h200.clone(), 0, none).unwrap_err();
+        assert!(e.to_string().contains("timed repetition"), "{e}");
+        if !driver_present() {
+            let e = CudaBackend::open(0, h200, 0, TimingConfig::default()).unwrap_err();
+            assert!(matches!(e, GpuError::NoDriver), "{e}");
+        }
     }
 }
