@@ -1164,3 +1164,37 @@ fn compare_matches_rows_of_two_runs() {
         .code(2)
         .stderr(predicate::str::contains("missing"));
 }
+
+/// `tally models M --stand-ins`: the library launch the CUDA backend runs
+/// for each unique kernel, doing about the kernel's work.
+#[test]
+fn models_show_each_kernels_stand_in() {
+    let out = tally()
+        .args(["models", "bert-base", "--stand-ins", "--format", "csv"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+    let header = r.headers().expect("header").clone();
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.expect("row")).collect();
+    // bert-base has 11 unique kernels (`tally models`).
+    assert_eq!(rows.len(), 11);
+    let entries = tally_gpu::library::kernels().expect("manifest");
+    for row in &rows {
+        let entry = &row[col("stand_in")];
+        assert!(entries.iter().any(|k| k.entry == entry), "{entry}");
+        let bytes: f64 = row[col("bytes_ratio")].parse().expect("a ratio");
+        assert!((0.8..1.25).contains(&bytes), "{row:?}");
+    }
+    assert!(rows.iter().any(|r| &r[col("stand_in")] == "gemm_f16_mma"));
+    tally()
+        .args(["models", "--stand-ins"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--stand-ins"));
+}

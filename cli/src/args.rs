@@ -30,7 +30,8 @@ pub enum Command {
     /// List zoo models, or show one model's operators and kernels.
     #[command(
         after_help = "Examples:\n  tally models\n  tally models bert-base --seq 256\n  \
-                            tally models profiler/examples-models/tiny-mlp.toml"
+                            tally models profiler/examples-models/tiny-mlp.toml\n  \
+                            tally models bert-base --stand-ins"
     )]
     Models(ModelsArgs),
     /// Profile a model's kernels standalone and in SM-partitioned pairs.
@@ -220,6 +221,9 @@ pub struct ModelsArgs {
     pub name: Option<String>,
     #[command(flatten)]
     pub params: ModelParamArgs,
+    /// Show, per unique kernel, the library launch `--backend cuda` runs in its place.
+    #[arg(long, requires = "name")]
+    pub stand_ins: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

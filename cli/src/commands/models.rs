@@ -1,6 +1,7 @@
 //! `tally models [NAME]`: the zoo, or one model's operators and kernels.
 
 use anyhow::Result;
+use tally_gpu::stand_in;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
 
@@ -43,6 +44,9 @@ pub fn run(args: &ModelsArgs) -> Result<()> {
     };
 
     let model = zoo::resolve_model(name, &params)?;
+    if args.stand_ins {
+        return stand_ins(&model, args);
+    }
     let mut table = Table::new(&[
         "operator",
         "repeat",
@@ -76,5 +80,41 @@ pub fn run(args: &ModelsArgs) -> Result<()> {
         }
     }
     table.write(args.output.format, &mut out)?;
+    Ok(())
+}
+
+/// Each unique kernel beside its stand-in: the entry, its grid and how much
+/// of the kernel's FLOPs (products only; "-" for streams, whose stand-in
+/// is sized by bytes) and DRAM bytes it does.
+fn stand_ins(model: &tally_profiler::Model, args: &ModelsArgs) -> Result<()> {
+    let mut table = Table::new(&[
+        "kernel",
+        "op_id",
+        "stand_in",
+        "grid",
+        "flops_ratio",
+        "bytes_ratio",
+    ]);
+    for (k, _) in model.unique_kernels() {
+        let s = stand_in(&k)?;
+        let flops = k.work.total_flops();
+        let ratio = |a: f64, b: f64| {
+            if b > 0.0 {
+                format!("{:.3}", a / b)
+            } else {
+                "-".into()
+            }
+        };
+        let [x, y, z] = s.launch.grid;
+        table.push(vec![
+            k.name.clone(),
+            k.op_id(),
+            s.launch.entry.clone(),
+            format!("{x}x{y}x{z}"),
+            ratio(s.flops, if s.flops > 0.0 { flops } else { 0.0 }),
+            ratio(s.bytes, k.memory.compulsory_bytes()),
+        ]);
+    }
+    table.write(args.output.format, &mut std::io::stdout().lock())?;
     Ok(())
 }
