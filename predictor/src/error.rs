@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub enum PredictorError {
     #[error(transparent)]
     Dataset(#[from] tally_datasets::DatasetError),
-    #[error("{what}: counter `{counter}` is missing (the predictor's features need it)")]
+    #[error("{what}: counter `{counter}` is missing (the predictor's features need it: on a real GPU, profile with --counters ncu)")]
     MissingCounter { what: String, counter: String },
     #[error("{what}: `{field}` is {value}, expected a finite non-negative number")]
     BadValue {
