@@ -99,7 +99,7 @@ fn columns_are_the_backends_counters_and_spreads_reach_run_json() {
         Some(out.standalone.rows.len())
     );
     dataset
-        .write(dir.path(), tally_datasets::Format::Csv)
+        .write(dir.path(), tally_datasets::Format::Both)
         .expect("write");
     let back = tally_datasets::Dataset::read(dir.path()).expect("read");
     assert_eq!(back.standalone.counter_names, names);
