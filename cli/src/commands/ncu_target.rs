@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 use tally_gpu::cuda::ncu::{locate_ncu, NcuRunner};
-use tally_gpu::cuda::{describe_device, spec_from_device, CudaBackend, TimingConfig};
-use tally_gpu::KernelSpec;
+use tally_gpu::cuda::{CudaBackend, TimingConfig};
+use tally_gpu::{GpuSpec, KernelSpec};
 
 use crate::args::{NcuTargetArgs, ProfileArgs};
 
@@ -14,7 +14,7 @@ pub fn run(args: &NcuTargetArgs) -> Result<()> {
         .with_context(|| format!("reading `{}`", args.kernel.display()))?;
     let kernel: KernelSpec = toml::from_str(&text)
         .with_context(|| format!("`{}` is not a kernel spec", args.kernel.display()))?;
-    let spec = spec_from_device(&describe_device(args.device)?)?;
+    let spec = GpuSpec::resolve_on(tally_gpu::AUTO, args.device)?;
     let timing = TimingConfig {
         warmup: 0,
         repetitions: 1,

@@ -24,13 +24,8 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         BackendKind::Sim => "h100-sxm",
         BackendKind::Cuda => tally_gpu::AUTO,
     });
-    let gpu = if gpu_name == tally_gpu::AUTO {
-        // The spec of the device measured, not device 0's.
-        let d = tally_gpu::cuda::describe_device(args.device)?;
-        tally_gpu::cuda::spec_from_device(&d)?
-    } else {
-        GpuSpec::resolve(gpu_name)?
-    };
+    // `auto`: the spec of the device measured, not device 0's.
+    let gpu = GpuSpec::resolve_on(gpu_name, args.device)?;
     if !(args.noise.is_finite() && args.noise >= 0.0) {
         bail!("--noise must be a number >= 0, got {}", args.noise);
     }
