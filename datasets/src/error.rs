@@ -35,6 +35,9 @@ pub enum DatasetError {
         source: std::io::Error,
     },
 
+    #[error("`{}` already holds a run (run.json); pass --force to replace it", dir.display())]
+    RunExists { dir: PathBuf },
+
     #[error("`{}` not found: {why}", path.display())]
     MissingFile { path: PathBuf, why: String },
 

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::DatasetError;
 use crate::format::Format;
 
 /// The three tables of a run.
@@ -36,6 +37,17 @@ impl RunDir {
 
     pub fn new(root: impl Into<PathBuf>) -> RunDir {
         RunDir { root: root.into() }
+    }
+
+    /// The run directory `root` for a new run: refused if it already
+    /// holds a complete one (its `run.json`), unless `force`. The one place
+    /// every command that writes a run directory asks.
+    pub fn claim(root: impl Into<PathBuf>, force: bool) -> Result<RunDir, DatasetError> {
+        let dir = RunDir::new(root);
+        if dir.run_json().exists() && !force {
+            return Err(DatasetError::RunExists { dir: dir.root });
+        }
+        Ok(dir)
     }
 
     pub fn root(&self) -> &Path {

@@ -1,16 +1,16 @@
-//! The `Backend` trait every device implements (the simulator and a real
-//! GPU through CUDA), the `Measurement` it returns, and backend selection
-//! by name.
+//! The `Backend` trait every device implements (the simulator here, a real
+//! GPU through CUDA in tally-kernels), the `Measurement` it returns, and
+//! the names and options a backend is opened with (`open_backend` in
+//! tally-kernels opens either).
 
 use serde::{Deserialize, Serialize};
 
 use crate::counters::{Counter, CounterSet};
 use crate::cuda::ncu::NcuRunner;
-use crate::cuda::{CudaBackend, TimingConfig};
+use crate::cuda::TimingConfig;
 use crate::error::{GpuError, Result};
 use crate::kernel::KernelSpec;
 use crate::partition::Partition;
-use crate::sim::SimBackend;
 use crate::spec::GpuSpec;
 
 /// One kernel's measured duration and counters.
@@ -86,6 +86,31 @@ impl BackendKind {
     }
 }
 
+impl BackendOptions {
+    /// Options with a measurement noise that is a number >= 0.
+    pub fn new(
+        seed: u64,
+        noise_sigma: f64,
+        device: usize,
+        timing: TimingConfig,
+        ncu: Option<NcuRunner>,
+    ) -> Result<BackendOptions> {
+        if !(noise_sigma.is_finite() && noise_sigma >= 0.0) {
+            return Err(GpuError::Setting {
+                what: "measurement noise (--noise)",
+                problem: format!("must be a number >= 0, got {noise_sigma}"),
+            });
+        }
+        Ok(BackendOptions {
+            seed,
+            noise_sigma,
+            device,
+            timing,
+            ncu,
+        })
+    }
+}
+
 /// How to open a backend: what each kind reads of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BackendOptions {
@@ -99,28 +124,4 @@ pub struct BackendOptions {
     pub timing: TimingConfig,
     /// CUDA standalone counters from Nsight Compute (`--counters ncu`).
     pub ncu: Option<NcuRunner>,
-}
-
-/// Open a backend for `spec`. Without a driver, CUDA is the NO_DRIVER
-/// error (checked before anything touches cudarc).
-pub fn open_backend(
-    kind: BackendKind,
-    spec: GpuSpec,
-    options: BackendOptions,
-) -> Result<Box<dyn Backend>> {
-    match kind {
-        BackendKind::Sim => Ok(Box::new(SimBackend::new(
-            spec,
-            options.seed,
-            options.noise_sigma,
-        ))),
-        BackendKind::Cuda if !crate::cuda::driver_present() => Err(GpuError::NoDriver),
-        BackendKind::Cuda => {
-            let cuda = CudaBackend::open(options.device, spec, options.seed, options.timing)?;
-            Ok(Box::new(match options.ncu {
-                Some(runner) => cuda.with_ncu(runner),
-                None => cuda,
-            }))
-        }
-    }
 }

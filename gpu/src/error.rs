@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+/// What every CUDA entry point answers on a machine without an NVIDIA
+/// driver, before any driver call.
+pub const NO_DRIVER: &str = "no NVIDIA driver found: use --backend sim (the simulated GPU)";
+
 /// Everything that can go wrong in tally-gpu.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
@@ -31,6 +35,9 @@ pub enum GpuError {
         reason: String,
     },
 
+    #[error("{what} {problem}")]
+    Setting { what: &'static str, problem: String },
+
     #[error("invalid partition: {0}")]
     Partition(String),
 
@@ -40,13 +47,10 @@ pub enum GpuError {
     #[error("kernel library: {0}")]
     Library(String),
 
-    #[error(transparent)]
-    StandIn(#[from] crate::standin::StandInError),
-
     #[error("{0}")]
     Device(String),
 
-    #[error("{}", crate::cuda::NO_DRIVER)]
+    #[error("{}", NO_DRIVER)]
     NoDriver,
 
     #[error("CUDA driver call {call} failed: {code}")]

@@ -129,18 +129,9 @@ impl GpuSpec {
             .collect()
     }
 
-    /// A preset name, a path to a `.toml` spec file, or `auto`: the spec
-    /// of CUDA device 0 (the NO_DRIVER error without a driver).
-    pub fn resolve(name_or_path: &str) -> Result<GpuSpec> {
-        GpuSpec::resolve_on(name_or_path, 0)
-    }
-
-    /// Like [`GpuSpec::resolve`], with `auto` meaning CUDA device `ordinal`.
-    pub fn resolve_on(name_or_path: &str, ordinal: usize) -> Result<GpuSpec> {
-        if name_or_path == AUTO {
-            return crate::cuda::describe_device(ordinal)
-                .and_then(|d| crate::cuda::spec_from_device(&d));
-        }
+    /// A preset name or a path to a `.toml` spec file; `auto` (a real
+    /// device's derived spec) is resolved one floor up, in `auto.rs`.
+    pub(crate) fn resolve_named(name_or_path: &str) -> Result<GpuSpec> {
         if let Some(spec) = GpuSpec::preset(name_or_path) {
             return Ok(spec);
         }

@@ -32,7 +32,7 @@ pub enum PredictorError {
         other_gpu: String,
     },
     #[error("`{path}`: {message}")]
-    ModelFile { path: PathBuf, message: String },
+    PredictorFile { path: PathBuf, message: String },
     #[error("training the {method} model: {message}")]
     Training { method: String, message: String },
     #[error("writing `{path}`: {source}")]

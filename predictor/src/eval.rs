@@ -10,7 +10,7 @@ use tally_gpu::rng::SplitMix64;
 
 use crate::adapt::{FeatureScale, ResidualCorrection};
 use crate::error::{PredictorError, Result};
-use crate::models::{Method, Models, TrainConfig};
+use crate::methods::{FittedMethods, Method, TrainConfig};
 use crate::samples::Samples;
 
 /// Share of pair rows in the random split's test set.
@@ -134,7 +134,7 @@ pub fn evaluate(
     let mut rows = Vec::new();
     if splits.contains(&Split::Random) {
         let (train, test) = random_split(samples, TEST_SHARE, cfg.seed);
-        let models = Models::fit(samples, &train, methods, cfg)?;
+        let models = FittedMethods::fit(samples, &train, methods, cfg)?;
         for &m in methods {
             let errors = test
                 .iter()
@@ -166,7 +166,7 @@ pub fn evaluate(
     for (g, family) in samples.groups.iter().enumerate() {
         let (held, train): (Vec<usize>, Vec<usize>) =
             (0..samples.rows.len()).partition(|&i| samples.rows[i].group == g);
-        let models = Models::fit(samples, &train, methods, cfg)?;
+        let models = FittedMethods::fit(samples, &train, methods, cfg)?;
         let scale = FeatureScale::of(&samples.matrix(&train).0);
         let held_pairs = pairs_of(samples, &held);
         for &m in methods {

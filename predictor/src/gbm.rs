@@ -41,6 +41,27 @@ pub struct GbmParams {
     pub learning_rate: f32,
 }
 
+impl GbmParams {
+    /// At least one tree of depth at least 1, a learning rate in (0, 1].
+    pub fn new(trees: usize, depth: usize, learning_rate: f32) -> Result<GbmParams> {
+        if trees == 0 || depth == 0 {
+            return Err(PredictorError::Input(
+                "boosted trees (--gbm-trees, --gbm-depth) must be at least 1".into(),
+            ));
+        }
+        if !(learning_rate > 0.0 && learning_rate <= 1.0) {
+            return Err(PredictorError::Input(format!(
+                "boosting learning rate (--gbm-learning-rate) must be in (0, 1], got {learning_rate}"
+            )));
+        }
+        Ok(GbmParams {
+            trees,
+            depth,
+            learning_rate,
+        })
+    }
+}
+
 impl Default for GbmParams {
     fn default() -> Self {
         GbmParams {

@@ -10,7 +10,7 @@
 //!   `gbm` (boosted trees, forust-ml) — the learned models; `baselines` —
 //!   scaling curve, intensity rule, iGniter;
 //! * `eval` — random, leave-one-model-out and few-shot splits (`adapt`);
-//! * `model_file` — versioned JSON; `runtime` — the allocation-free
+//! * `predictor_file` — versioned JSON; `runtime` — the allocation-free
 //!   predictor for the scheduler; `predict` — latencies over SM splits.
 
 pub mod adapt;
@@ -23,18 +23,18 @@ pub mod forest;
 pub mod gbm;
 pub mod linear;
 pub mod link;
-pub mod model_file;
-pub mod models;
+pub mod methods;
 pub mod pair_file;
 pub mod predict;
+pub mod predictor_file;
 pub mod profile;
 pub mod runtime;
 pub mod samples;
 pub mod train;
 
 pub use error::{PredictorError, Result};
-pub use model_file::ModelFile;
-pub use models::{Method, Models, TrainConfig};
+pub use methods::{FittedMethods, Method, TrainConfig};
+pub use predictor_file::PredictorFile;
 pub use profile::{GpuContext, SideProfile};
 pub use runtime::RuntimePredictor;
 pub use samples::Samples;

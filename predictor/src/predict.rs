@@ -9,7 +9,7 @@ use tally_gpu::GpuSpec;
 
 use crate::error::{PredictorError, Result};
 use crate::features::{pair_features, solo_reference, Resource};
-use crate::model_file::ModelFile;
+use crate::predictor_file::PredictorFile;
 use crate::profile::GpuContext;
 use crate::runtime::RuntimePredictor;
 use crate::samples::ProfileTable;
@@ -111,7 +111,7 @@ pub struct PairQuery {
 
 /// Predict `query` with `predictor` from the profiles in `table`.
 pub fn predict_pair(
-    file: &ModelFile,
+    file: &PredictorFile,
     predictor: &RuntimePredictor,
     table: &ProfileTable<'_>,
     query: &PairQuery,

@@ -7,8 +7,8 @@
 use crate::complete_forest::CompleteForest;
 use crate::features::{pair_features, N_FEATURES};
 use crate::forest::Forest;
-use crate::model_file::ModelFile;
-use crate::models::Method;
+use crate::methods::Method;
+use crate::predictor_file::PredictorFile;
 use crate::profile::{GpuContext, SideProfile};
 
 // The linear variant is kept inline (no pointer chase on the hot path);
@@ -35,7 +35,7 @@ pub struct RuntimePredictor {
 impl RuntimePredictor {
     /// The model file's `method` (its default if `None`); `None` back if
     /// that method is not in the file or is not a learned one.
-    pub fn from_model(file: &ModelFile, method: Option<Method>) -> Option<RuntimePredictor> {
+    pub fn from_model(file: &PredictorFile, method: Option<Method>) -> Option<RuntimePredictor> {
         let method = method.unwrap_or(file.default_method);
         let model = match method {
             Method::Linear => {

@@ -8,10 +8,10 @@ use tally_datasets::Dataset;
 use crate::error::Result;
 use crate::eval::{ape, ape_stats, random_split, TEST_SHARE};
 use crate::features::FEATURE_NAMES;
-use crate::model_file::{
-    DataProvenance, FeatureSchema, ModelFile, Validation, MODEL_FORMAT, MODEL_VERSION,
+use crate::methods::{FittedMethods, Method, TrainConfig};
+use crate::predictor_file::{
+    DataProvenance, FeatureSchema, PredictorFile, Validation, MODEL_FORMAT, MODEL_VERSION,
 };
-use crate::models::{Method, Models, TrainConfig};
 use crate::samples::Samples;
 
 /// What to train and how to label the result.
@@ -26,7 +26,7 @@ pub struct TrainRequest {
 }
 
 /// Fit a model file on `datasets` (all profiled on one GPU).
-pub fn train(datasets: &[Dataset], req: &TrainRequest) -> Result<ModelFile> {
+pub fn train(datasets: &[Dataset], req: &TrainRequest) -> Result<PredictorFile> {
     let samples = Samples::from_datasets(datasets)?;
     let learned: Vec<Method> = req
         .methods
@@ -40,9 +40,9 @@ pub fn train(datasets: &[Dataset], req: &TrainRequest) -> Result<ModelFile> {
         .min_by(|a, b| a.mape_pct.total_cmp(&b.mape_pct))
         .map_or(Method::IntensityRule, |v| v.method);
     let all: Vec<usize> = (0..samples.rows.len()).collect();
-    let models = Models::fit(&samples, &all, &learned, &req.config)?;
+    let models = FittedMethods::fit(&samples, &all, &learned, &req.config)?;
     debug_assert_eq!(FEATURE_NAMES.len(), FeatureSchema::current().names.len());
-    Ok(ModelFile {
+    Ok(PredictorFile {
         format: MODEL_FORMAT.to_string(),
         version: MODEL_VERSION,
         tool_version: req.tool_version.clone(),
@@ -63,7 +63,7 @@ fn validate(samples: &Samples, learned: &[Method], cfg: &TrainConfig) -> Result<
         return Ok(Vec::new());
     }
     let (train, test) = random_split(samples, TEST_SHARE, cfg.seed);
-    let models = Models::fit(samples, &train, learned, cfg)?;
+    let models = FittedMethods::fit(samples, &train, learned, cfg)?;
     Ok(learned
         .iter()
         .map(|&m| {

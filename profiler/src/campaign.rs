@@ -10,8 +10,8 @@ use tally_datasets::{
 use tally_gpu::rng::SplitMix64;
 use tally_gpu::{Backend, GpuError, GpuSpec, KernelSpec, Partition};
 
-use crate::kernel_resources::KernelResources;
 use crate::model::Model;
+use tally_kernels::KernelResources;
 
 /// The default SM splits, as the fraction of the GPU given to the first
 /// operator of a pair.
@@ -143,6 +143,27 @@ pub struct RunMeta {
     pub noise_sigma: f64,
     pub started_at: String,
     pub finished_at: String,
+}
+
+impl RunMeta {
+    /// The provenance of a run of this process that started at `started`
+    /// and finishes now: tool version, command line, times.
+    pub fn finished_now(
+        backend: &str,
+        seed: u64,
+        noise_sigma: f64,
+        started: std::time::SystemTime,
+    ) -> RunMeta {
+        RunMeta {
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line: std::env::args().collect(),
+            backend: backend.to_string(),
+            seed,
+            noise_sigma,
+            started_at: tally_datasets::time::rfc3339(started),
+            finished_at: tally_datasets::time::rfc3339(std::time::SystemTime::now()),
+        }
+    }
 }
 
 /// SM splits `(sm_a, sm_b)` for the given fractions: each side rounded

@@ -41,7 +41,7 @@ pub struct PairMatch {
 
 /// The two datasets compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Comparison {
+pub struct DatasetComparison {
     pub standalone: Vec<StandaloneMatch>,
     pub pairs: Vec<PairMatch>,
     /// Rows of either dataset with no counterpart in the other.
@@ -72,7 +72,7 @@ pub enum CompareError {
 }
 
 /// Match `a` against `b`.
-pub fn compare(a: &Dataset, b: &Dataset) -> Result<Comparison, CompareError> {
+pub fn compare(a: &Dataset, b: &Dataset) -> Result<DatasetComparison, CompareError> {
     let kernel: HashMap<&str, &str> = a
         .ops
         .iter()
@@ -128,7 +128,7 @@ pub fn compare(a: &Dataset, b: &Dataset) -> Result<Comparison, CompareError> {
             b: b.dir.display().to_string(),
         });
     }
-    Ok(Comparison {
+    Ok(DatasetComparison {
         unmatched_standalone: a.standalone.rows.len() + b.standalone.rows.len()
             - 2 * standalone.len(),
         unmatched_pair_rows: a.pairs.len() + b.pairs.len() - 2 * matched_pair_rows,
@@ -137,7 +137,7 @@ pub fn compare(a: &Dataset, b: &Dataset) -> Result<Comparison, CompareError> {
     })
 }
 
-impl Comparison {
+impl DatasetComparison {
     pub fn summary(&self) -> ComparisonSummary {
         let mut ape: Vec<f64> = self
             .standalone

@@ -5,7 +5,6 @@
 
 pub mod campaign;
 pub mod compare;
-pub mod kernel_resources;
 mod lower;
 pub mod model;
 pub mod model_file;

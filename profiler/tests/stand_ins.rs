@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use tally_gpu::cuda::{assemble, compile_to_ptx, locate_nvrtc, locate_ptxas, Arch};
-use tally_gpu::{stand_in, GpuSpec, KernelKind, Occupancy};
+use tally_gpu::{GpuSpec, KernelKind, Occupancy};
+use tally_kernels::{stand_in, KernelResources};
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
 
@@ -18,7 +19,7 @@ fn entry_resources() -> HashMap<String, (u32, u32)> {
         eprintln!("NVRTC / ptxas not installed: assuming 128 registers per thread");
         return out;
     }
-    for (file, source) in tally_gpu::library::SOURCES {
+    for (file, source) in tally_kernels::library::SOURCES {
         let ptx = compile_to_ptx(source, file, Arch::Sm90).expect("compiles");
         for r in assemble(&ptx, file, Arch::Sm90).expect("assembles") {
             out.insert(r.name, (r.registers, r.shared_bytes));
@@ -105,5 +106,51 @@ fn every_zoo_kernel_has_a_stand_in_that_does_its_work() {
     assert!(
         outside * 100 <= kernels,
         "{outside} of {kernels} kernels off by 25 % or more"
+    );
+}
+
+/// `--kernel-resources`: a kernel takes its stand-in's entry's launch from
+/// `resources.json` (block size, registers, static shared memory) with the
+/// same number of threads; a kernel whose entry has no row is left alone;
+/// an unknown entry is an error naming the file and row.
+#[test]
+fn kernel_resources_apply_the_stand_in_entrys_launch_and_keep_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("resources.json");
+    std::fs::write(
+        &path,
+        r#"[{"entry":"gemm_f16_mma","file":"gemm.cu","kind":"gemm","variant":"original","status":"ok","registers":83,"shared_bytes":10240},
+            {"entry":"gemm_f16_mma","file":"gemm.cu","kind":"gemm","variant":"ptb","status":"ok","registers":92,"shared_bytes":10244}]"#,
+    )
+    .unwrap();
+    let r = KernelResources::read(&path).unwrap();
+    let model = zoo::resolve_model("bert-base", &ParamsOverride::default()).unwrap();
+    let (mut k, _) = model
+        .unique_kernels()
+        .into_iter()
+        .find(|(k, _)| k.kind == KernelKind::Gemm)
+        .unwrap();
+    assert_eq!(stand_in(&k).unwrap().launch.entry, "gemm_f16_mma");
+    let threads = k.grid.count() * k.block.count();
+    assert!(r.apply(&mut k));
+    assert_eq!(
+        (k.block.x, k.registers_per_thread, k.shared_mem_static),
+        (128, 83, 10240)
+    );
+    assert!(k.grid.count() * 128 >= threads && (k.grid.count() - 1) * 128 < threads);
+    // No row for layer norm: left alone.
+    let (mut s, _) = model
+        .unique_kernels()
+        .into_iter()
+        .find(|(k, _)| k.kind == KernelKind::LayerNorm)
+        .unwrap();
+    let before = s.clone();
+    assert!(!r.apply(&mut s));
+    assert_eq!(s, before);
+    std::fs::write(&path, "[{\"entry\":\"nope\",\"variant\":\"original\",\"status\":\"ok\",\"registers\":1,\"shared_bytes\":0}]").unwrap();
+    let e = KernelResources::read(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("resources.json") && e.contains("row 1") && e.contains("nope"),
+        "{e}"
     );
 }

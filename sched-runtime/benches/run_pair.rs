@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use tally_gpu::GpuSpec;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
-use tally_sched::experiment::compare;
+use tally_sched::experiment::run_policies;
 use tally_sched::policy::PolicyOptions;
 use tally_sched::runner::RunConfig;
 use tally_sched::workload::{Arrivals, JobSpec, Workload};
@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("tally_bert-base_resnet50-train_30s", |b| {
         b.iter(|| {
-            compare(
+            run_policies(
                 &workload,
                 &cfg,
                 &policies,

@@ -1,14 +1,17 @@
-//! One workload under several policies: the arrivals are drawn once, the HP
-//! job alone on them is the reference, then each policy runs on the same
-//! arrivals.
+//! One workload under several policies on the simulated GPU: the arrivals
+//! are drawn once, the HP job alone on them is the reference, then each
+//! policy runs on the same arrivals, each on a fresh engine.
 
-use crate::engine::SimEngine;
+use crate::engine::sim::SimEngine;
+use crate::error::RunError;
+use crate::hp_alone::{hp_alone_outcome, hp_request_alone_us};
 use crate::metrics::{summarize, Summary};
-use crate::policy::{by_name, PolicyOptions, SlowdownModel};
-use crate::runner::{
-    arrival_times, hp_alone_outcome, hp_request_alone_us, run_on, RunConfig, RunError, RunOutcome,
-};
-use crate::workload::Workload;
+use crate::outcome::RunOutcome;
+use crate::policy::registry::by_name;
+use crate::policy::slowdown::SlowdownModel;
+use crate::policy::{Policy, PolicyOptions};
+use crate::runner::{run_on, RunConfig};
+use crate::workload::{arrival_times, Arrivals, Workload};
 
 /// A policy's run and its summary.
 #[derive(Debug, Clone)]
@@ -19,7 +22,7 @@ pub struct PolicyResult {
 
 /// Everything a comparison produced.
 #[derive(Debug, Clone)]
-pub struct Comparison {
+pub struct PolicyComparison {
     pub alone: RunOutcome,
     pub hp_request_alone_us: f64,
     pub results: Vec<PolicyResult>,
@@ -27,15 +30,15 @@ pub struct Comparison {
 
 /// Run `workload` under each of `policies`; `slowdown` builds the
 /// tally-predict slowdown model when that policy is asked for.
-pub fn compare(
+pub fn run_policies(
     workload: &Workload,
     cfg: &RunConfig,
     policies: &[String],
     options: &PolicyOptions,
     mut slowdown: impl FnMut() -> Result<Option<Box<dyn SlowdownModel>>, RunError>,
-) -> Result<Comparison, RunError> {
-    let request_alone = hp_request_alone_us(&cfg.gpu, workload)?;
-    let arrivals = arrival_times(cfg, request_alone);
+) -> Result<PolicyComparison, RunError> {
+    let request_alone = hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?;
+    let arrivals = arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone);
     let alone = hp_alone_outcome(request_alone, arrivals.as_deref(), cfg.duration_us);
     let be_names: Vec<String> = workload.be.iter().map(|b| b.name.clone()).collect();
     let mut results = Vec::new();
@@ -51,14 +54,45 @@ pub fn compare(
             workload,
             policy.as_mut(),
             cfg,
-            arrivals.clone(),
+            arrivals.as_deref(),
         )?;
         let summary = summarize(&workload.hp.name, &be_names, &outcome, &alone);
         results.push(PolicyResult { summary, outcome });
     }
-    Ok(Comparison {
+    Ok(PolicyComparison {
         alone,
         hp_request_alone_us: request_alone,
         results,
     })
+}
+
+/// The HP arrival times of `cfg` for `workload` (`None`: a closed loop);
+/// Poisson arrivals are scaled by one request's standalone latency.
+pub fn arrivals_for(cfg: &RunConfig, workload: &Workload) -> Result<Option<Vec<f64>>, RunError> {
+    let request_alone = match cfg.arrivals {
+        Arrivals::Poisson { .. } => hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?,
+        _ => 0.0,
+    };
+    Ok(arrival_times(
+        &cfg.arrivals,
+        cfg.seed,
+        cfg.duration_us,
+        request_alone,
+    ))
+}
+
+/// Run `workload` under `policy` on a fresh simulated GPU.
+pub fn run(
+    workload: &Workload,
+    policy: &mut dyn Policy,
+    cfg: &RunConfig,
+) -> Result<RunOutcome, RunError> {
+    let arrivals = arrivals_for(cfg, workload)?;
+    run_on(
+        &mut SimEngine::new(&cfg.gpu),
+        workload,
+        policy,
+        cfg,
+        arrivals.as_deref(),
+    )
 }

@@ -1,18 +1,28 @@
-//! tally-sched: the scheduling runtime. So far it holds the PTX transformer
-//! (`ptx`), which rewrites kernels so they can run as slices or as
-//! preemptible persistent thread blocks, and the build of the kernel
-//! library with it (`kernel_build`) and its check on a real GPU
-//! (`kernel_check`).
+//! tally-sched: the scheduling runtime. An HP inference job and BE
+//! training jobs share one GPU under a policy (time-slicing, MPS,
+//! MPS with priorities, TGS, Orion, Tally, Tally with a contention
+//! predictor).
+//!
+//! From the ground up: `kernel_config` (how a kernel is launched),
+//! `engine` (the interface a policy drives, and the block-level simulated
+//! GPU behind it), `config_choice` (Tally's choice of a configuration),
+//! `policy` (the policy interface and one file per policy), `workload`
+//! (jobs and arrivals) and `trace` (jobs from kernel traces), `runner`
+//! (the run loop), `hp_alone` (the HP-alone reference), `metrics`,
+//! `experiment` (a workload under several policies), and `run_dir`, the
+//! output files of `tally run`. No CUDA here: a real-GPU engine lives
+//! beside the CUDA code and implements [`engine::Engine`].
 
-pub mod alone;
-pub mod config;
+pub mod config_choice;
 pub mod engine;
+pub mod error;
 pub mod experiment;
-pub mod kernel_build;
-pub mod kernel_check;
+pub mod hp_alone;
+pub mod kernel_config;
 pub mod metrics;
+pub mod outcome;
 pub mod policy;
-pub mod ptx;
+pub mod run_output;
 pub mod runner;
 pub mod trace;
 pub mod workload;

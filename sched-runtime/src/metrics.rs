@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::runner::RunOutcome;
+use crate::outcome::RunOutcome;
 
 /// Latency statistics, milliseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]

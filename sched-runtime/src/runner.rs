@@ -1,4 +1,4 @@
-//! The run loop: jobs (one HP request stream, BE training loops) on the
+//! The run loop: jobs (one HP request stream, BE training loops) on an
 //! engine, driven by a policy at every scheduling point. The runner owns the
 //! CUDA stream semantics: each job has at most one launch in flight and its
 //! kernels run in order; a kernel cut short (a retreat, or slices not yet
@@ -6,165 +6,12 @@
 
 use tally_gpu::{GpuSpec, Partition};
 
-use crate::config::KernelConfig;
-use crate::engine::{EngineError, KernelId, LaunchId, LaunchRequest, SimEngine};
+use crate::engine::Engine;
+use crate::error::RunError;
+use crate::kernel_config::KernelConfig;
+use crate::outcome::{Request, RunOutcome};
+use crate::policy::{Ctx, Job, JobRole, Policy};
 use crate::workload::{Arrivals, Workload};
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Engine(#[from] EngineError),
-    #[error("{what}: {reason}")]
-    Input { what: String, reason: String },
-    #[error("policy {policy}: {reason}")]
-    Policy { policy: String, reason: String },
-}
-
-/// Which job is which.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobRole {
-    Hp,
-    Be,
-}
-
-/// A job as the policy sees it.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub role: JobRole,
-    pub name: String,
-    pub kernels: Vec<KernelId>,
-    /// Standalone time of each kernel (original config, whole GPU), us.
-    pub alone_us: Vec<f64>,
-    /// Index of the current kernel.
-    pub cursor: usize,
-    /// Blocks of the current kernel already run.
-    pub progress: u64,
-    pub in_flight: Option<InFlight>,
-    /// HP: whether a request is being served.
-    pub active: bool,
-}
-
-/// The launch a job has on the GPU.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct InFlight {
-    pub launch: LaunchId,
-    pub config: KernelConfig,
-    pub sms: Partition,
-    pub preemptible: bool,
-}
-
-impl Job {
-    pub fn kernel(&self) -> KernelId {
-        self.kernels[self.cursor]
-    }
-
-    /// Whether the job has a kernel waiting to be launched.
-    pub fn ready(&self) -> bool {
-        self.in_flight.is_none() && (self.role == JobRole::Be || self.active)
-    }
-}
-
-/// What a policy launches.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Plan {
-    pub config: KernelConfig,
-    pub sms: Partition,
-    pub priority: u8,
-}
-
-/// The policy's handle on the run at a scheduling point.
-#[derive(Debug)]
-pub struct Ctx<'a> {
-    pub engine: &'a mut SimEngine,
-    pub jobs: &'a mut [Job],
-    /// When the HP job last became idle (None while it is busy).
-    pub hp_idle_since: Option<f64>,
-}
-
-impl Ctx<'_> {
-    pub fn now(&self) -> f64 {
-        self.engine.now()
-    }
-
-    pub fn gpu(&self) -> &GpuSpec {
-        self.engine.gpu()
-    }
-
-    /// HP is job 0.
-    pub fn hp(&self) -> &Job {
-        &self.jobs[0]
-    }
-
-    /// Launch job `j`'s current kernel (its remaining blocks, or the next
-    /// slice of them) under `plan`.
-    pub fn launch(&mut self, j: usize, plan: Plan) -> Result<LaunchId, RunError> {
-        let job = &self.jobs[j];
-        debug_assert!(job.ready(), "launch of a job that is not ready");
-        let kernel = job.kernel();
-        let total = self.engine.kernel(kernel).blocks();
-        let remaining = total - job.progress;
-        let (blocks, workers, preemptible) = plan.config.next_launch(remaining);
-        let launch = self.engine.submit(LaunchRequest {
-            job: j,
-            kernel,
-            first_block: job.progress,
-            blocks,
-            workers_per_sm: workers,
-            preemptible,
-            sms: plan.sms,
-            priority: plan.priority,
-            with_overhead: true,
-        })?;
-        self.jobs[j].in_flight = Some(InFlight {
-            launch,
-            config: plan.config,
-            sms: plan.sms,
-            preemptible,
-        });
-        Ok(launch)
-    }
-
-    /// Ask job `j`'s launch to retreat (if it is preemptive PTB).
-    pub fn retreat(&mut self, j: usize) -> bool {
-        match self.jobs[j].in_flight {
-            Some(f) if f.preemptible => self.engine.retreat(f.launch),
-            _ => false,
-        }
-    }
-
-    pub fn set_suspended(&mut self, j: usize, suspended: bool) {
-        if let Some(f) = self.jobs[j].in_flight {
-            self.engine.set_suspended(f.launch, suspended);
-        }
-    }
-}
-
-/// A scheduling policy.
-pub trait Policy: std::fmt::Debug {
-    fn name(&self) -> &'static str;
-
-    /// Prepare for a run (per-kernel decisions made before it starts).
-    fn prepare(&mut self, _engine: &SimEngine, _jobs: &[Job]) -> Result<(), RunError> {
-        Ok(())
-    }
-
-    /// Called at every scheduling point: launch ready jobs, preempt.
-    fn schedule(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError>;
-
-    /// An HP request arrived (open loop only; a closed loop has none).
-    fn request_arrived(&mut self, _arrival_us: f64) {}
-
-    /// An HP kernel completed; `alone_us` is its standalone duration.
-    fn hp_kernel_completed(&mut self, _alone_us: f64) {}
-
-    /// An HP request completed.
-    fn request_completed(&mut self, _request: &Request) {}
-
-    /// A time it wants to be called at even if nothing else happens.
-    fn wake_at(&self, _now: f64) -> Option<f64> {
-        None
-    }
-}
 
 /// Run parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,140 +22,17 @@ pub struct RunConfig {
     pub arrivals: Arrivals,
 }
 
-/// One HP request.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Request {
-    pub arrival_us: f64,
-    pub start_us: f64,
-    pub end_us: f64,
-}
-
-impl Request {
-    pub fn latency_us(&self) -> f64 {
-        self.end_us - self.arrival_us
-    }
-}
-
-/// What a run produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunOutcome {
-    pub policy: String,
-    pub requests: Vec<Request>,
-    /// Requests that arrived within the duration.
-    pub arrived: usize,
-    /// Per BE job: standalone-equivalent microseconds of work done.
-    pub be_work_us: Vec<f64>,
-    pub be_iterations: Vec<u64>,
-    pub duration_us: f64,
-}
-
-/// Standalone latency of one HP request (all its kernels in order on the
-/// whole GPU), microseconds.
-pub fn hp_request_alone_us(gpu: &GpuSpec, workload: &Workload) -> Result<f64, RunError> {
-    let alone = Workload {
-        hp: workload.hp.clone(),
-        be: Vec::new(),
-    };
-    let cfg = RunConfig {
-        gpu: gpu.clone(),
-        duration_us: f64::INFINITY,
-        seed: 0,
-        arrivals: Arrivals::Times(vec![0.0]),
-    };
-    let out = run(&alone, &mut crate::policy::Mps, &cfg)?;
-    Ok(out.requests.first().map_or(0.0, Request::latency_us))
-}
-
-/// The HP job alone on `arrivals` (`None`: closed loop) for `duration_us`.
-/// Alone, every request takes exactly `request_alone_us` (the engine is
-/// deterministic and one request runs at a time), so the run is the
-/// single-server queue `start = max(arrival, previous end)`: computed here
-/// without simulating, and identical to simulating it (a test checks).
-pub fn hp_alone_outcome(
-    request_alone_us: f64,
-    arrivals: Option<&[f64]>,
-    duration_us: f64,
-) -> RunOutcome {
-    let mut requests = Vec::new();
-    let mut free_at = 0.0f64;
-    let mut push = |arrival_us: f64, free_at: &mut f64| -> bool {
-        let start_us = arrival_us.max(*free_at);
-        let end_us = start_us + request_alone_us;
-        if end_us > duration_us || request_alone_us <= 0.0 {
-            return false;
-        }
-        requests.push(Request {
-            arrival_us,
-            start_us,
-            end_us,
-        });
-        *free_at = end_us;
-        true
-    };
-    let arrived = match arrivals {
-        None => {
-            while push(free_at, &mut free_at) {}
-            requests.len()
-        }
-        Some(times) => {
-            for &a in times.iter().take_while(|&&a| a < duration_us) {
-                if !push(a, &mut free_at) {
-                    break;
-                }
-            }
-            times.iter().filter(|&&a| a < duration_us).count()
-        }
-    };
-    RunOutcome {
-        policy: "alone".to_string(),
-        requests,
-        arrived,
-        be_work_us: Vec::new(),
-        be_iterations: Vec::new(),
-        duration_us,
-    }
-}
-
-/// Arrival times for a run: Poisson arrivals need the standalone request
-/// latency (the capacity is one request per standalone latency).
-pub fn arrival_times(cfg: &RunConfig, request_alone_us: f64) -> Option<Vec<f64>> {
-    match &cfg.arrivals {
-        Arrivals::ClosedLoop => None,
-        Arrivals::Times(t) => Some(t.clone()),
-        Arrivals::Poisson { load } => {
-            let mean_gap = request_alone_us / load.max(1e-9);
-            let mut rng = tally_gpu::rng::SplitMix64::new(cfg.seed ^ 0x9e37_79b9_7f4a_7c15);
-            let mut t = 0.0;
-            let mut out = Vec::new();
-            loop {
-                t += -mean_gap * (1.0 - rng.next_f64()).ln();
-                if t >= cfg.duration_us {
-                    return Some(out);
-                }
-                out.push(t);
-            }
-        }
-    }
-}
-
-/// Run `workload` under `policy`.
-pub fn run(
-    workload: &Workload,
-    policy: &mut dyn Policy,
-    cfg: &RunConfig,
-) -> Result<RunOutcome, RunError> {
-    let mut engine = SimEngine::new(&cfg.gpu);
-    run_on(&mut engine, workload, policy, cfg, None)
-}
-
-/// `run` on a given engine (so callers can record its block log) with
-/// precomputed arrival times (`None`: derived from `cfg`).
+/// Run `workload` under `policy` on `engine` (fresh: nothing registered,
+/// clock at zero) until `cfg.duration_us`, HP requests arriving at
+/// `arrivals` (microseconds; `None`: a closed loop). The arrival times are
+/// the caller's ([`crate::workload::arrival_times`]), so that every policy
+/// of a comparison sees the same ones.
 pub fn run_on(
-    engine: &mut SimEngine,
+    engine: &mut dyn Engine,
     workload: &Workload,
     policy: &mut dyn Policy,
     cfg: &RunConfig,
-    arrivals: Option<Vec<f64>>,
+    arrivals: Option<&[f64]>,
 ) -> Result<RunOutcome, RunError> {
     let mut jobs = Vec::new();
     for (role, spec) in std::iter::once((JobRole::Hp, &workload.hp))
@@ -323,13 +47,9 @@ pub fn run_on(
         let mut kernels = Vec::new();
         let mut alone = Vec::new();
         for k in &spec.kernels {
-            kernels.push(engine.add_kernel(k)?);
-            alone.push(crate::alone::kernel_alone_us(
-                &cfg.gpu,
-                k,
-                KernelConfig::Original,
-                Partition::whole(&cfg.gpu),
-            )?);
+            let id = engine.add_kernel(k)?;
+            kernels.push(id);
+            alone.push(engine.alone_us(id, KernelConfig::Original, Partition::whole(&cfg.gpu))?);
         }
         jobs.push(Job {
             role,
@@ -342,16 +62,6 @@ pub fn run_on(
             active: false,
         });
     }
-    let arrivals = match arrivals {
-        Some(a) => Some(a),
-        None => match cfg.arrivals {
-            Arrivals::Poisson { .. } => {
-                let alone = hp_request_alone_us(&cfg.gpu, workload)?;
-                arrival_times(cfg, alone)
-            }
-            _ => arrival_times(cfg, 0.0),
-        },
-    };
     policy.prepare(engine, &jobs)?;
 
     let closed_loop = arrivals.is_none();

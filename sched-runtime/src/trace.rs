@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use tally_gpu::{Dim3, GpuSpec, KernelKind, KernelSpec, MemoryUse, Partition, Work};
 
-use crate::alone::kernel_alone_us;
-use crate::config::KernelConfig;
+use crate::engine::sim::SimEngine;
+use crate::kernel_config::KernelConfig;
 use crate::workload::JobSpec;
 
 /// Threads per block of a trace kernel; with 32 registers per thread the
@@ -222,8 +222,9 @@ pub fn row_kernel(
         target_us * trace_gpu.fp32_tflops() * 1e6 * f64::from(sms) / f64::from(trace_gpu.sm_count);
     let mut kernel = synthetic_kernel(&name, blocks, flops.max(1.0), intensity);
     for _ in 0..CALIBRATION_STEPS {
-        let measured = kernel_alone_us(trace_gpu, &kernel, KernelConfig::Original, partition)?
-            - trace_gpu.launch_overhead_us;
+        let measured =
+            SimEngine::alone_us_on(trace_gpu, &kernel, KernelConfig::Original, partition)?
+                - trace_gpu.launch_overhead_us;
         if measured <= 0.0 {
             break;
         }
@@ -297,7 +298,7 @@ mod tests {
             };
             let k = row_kernel(&row, 0, &v100).unwrap();
             let whole = Partition::whole(&v100);
-            let us = kernel_alone_us(&v100, &k, KernelConfig::Original, whole).unwrap()
+            let us = SimEngine::alone_us_on(&v100, &k, KernelConfig::Original, whole).unwrap()
                 - v100.launch_overhead_us;
             assert!(
                 (us / (ns / 1e3) - 1.0).abs() < 0.02,
@@ -319,9 +320,10 @@ mod tests {
         assert_eq!(job.kernels.len(), rows.len());
         let (mut measured, mut simulated) = (0.0, 0.0);
         for (row, k) in rows.iter().zip(&job.kernels) {
-            let us = kernel_alone_us(&v100, k, KernelConfig::Original, Partition::whole(&v100))
-                .unwrap()
-                - v100.launch_overhead_us;
+            let us =
+                SimEngine::alone_us_on(&v100, k, KernelConfig::Original, Partition::whole(&v100))
+                    .unwrap()
+                    - v100.launch_overhead_us;
             let want = row.duration_ns / 1e3;
             if want >= 5.0 {
                 assert!(

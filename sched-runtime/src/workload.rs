@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tally_gpu::KernelSpec;
 
-use crate::runner::RunError;
+use crate::error::RunError;
 
 /// One job's unit of work.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,26 @@ pub struct Workload {
     pub be: Vec<JobSpec>,
 }
 
+/// The most BE jobs beside the HP job: the engine co-runs one kernel per
+/// job, and the contention model takes at most 8 at once.
+pub const MAX_BE_JOBS: usize = 7;
+
+impl Workload {
+    /// The HP job and at most [`MAX_BE_JOBS`] BE jobs.
+    pub fn new(hp: JobSpec, be: Vec<JobSpec>) -> Result<Workload, RunError> {
+        if be.len() > MAX_BE_JOBS {
+            return Err(RunError::Input {
+                what: "BE jobs".into(),
+                reason: format!(
+                    "at most {MAX_BE_JOBS} (the engine co-runs one kernel per job, 8 at most), got {}",
+                    be.len()
+                ),
+            });
+        }
+        Ok(Workload { hp, be })
+    }
+}
+
 /// How HP requests arrive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arrivals {
@@ -31,6 +51,19 @@ pub enum Arrivals {
     Poisson { load: f64 },
     /// Given arrival times, microseconds from the start.
     Times(Vec<f64>),
+}
+
+impl Arrivals {
+    /// Poisson arrivals at `load` (> 0) times the HP job's capacity.
+    pub fn poisson(load: f64) -> Result<Arrivals, RunError> {
+        if !(load > 0.0 && load.is_finite()) {
+            return Err(RunError::Input {
+                what: "load".into(),
+                reason: format!("must be positive, got {load}"),
+            });
+        }
+        Ok(Arrivals::Poisson { load })
+    }
 }
 
 /// Read arrival times: one number per line, milliseconds from the start,
@@ -68,4 +101,31 @@ pub fn read_arrival_file(path: &Path) -> Result<Vec<f64>, RunError> {
         });
     }
     Ok(out)
+}
+
+/// Arrival times for a run: Poisson arrivals need the standalone request
+/// latency (the capacity is one request per standalone latency).
+pub fn arrival_times(
+    arrivals: &Arrivals,
+    seed: u64,
+    duration_us: f64,
+    request_alone_us: f64,
+) -> Option<Vec<f64>> {
+    match arrivals {
+        Arrivals::ClosedLoop => None,
+        Arrivals::Times(t) => Some(t.clone()),
+        Arrivals::Poisson { load } => {
+            let mean_gap = request_alone_us / load.max(1e-9);
+            let mut rng = tally_gpu::rng::SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
+            let mut t = 0.0;
+            let mut out = Vec::new();
+            loop {
+                t += -mean_gap * (1.0 - rng.next_f64()).ln();
+                if t >= duration_us {
+                    return Some(out);
+                }
+                out.push(t);
+            }
+        }
+    }
 }

@@ -5,9 +5,13 @@
 
 use proptest::prelude::*;
 use tally_gpu::{Dim3, GpuSpec, KernelKind, KernelSpec, MemoryUse, Partition, Work};
-use tally_sched::engine::{LaunchRequest, SimEngine};
-use tally_sched::experiment::compare;
-use tally_sched::policy::{OracleSlowdown, PolicyOptions, SlowdownModel, POLICY_NAMES};
+use tally_sched::engine::sim::SimEngine;
+use tally_sched::engine::{Engine, LaunchRequest};
+use tally_sched::error::RunError;
+use tally_sched::experiment::{arrivals_for, run_policies};
+use tally_sched::policy::registry::{by_name, POLICY_NAMES};
+use tally_sched::policy::slowdown::{OracleSlowdown, SlowdownModel};
+use tally_sched::policy::PolicyOptions;
 use tally_sched::runner::{run_on, RunConfig};
 use tally_sched::workload::{Arrivals, JobSpec, Workload};
 
@@ -60,7 +64,7 @@ fn cfg(duration_us: f64, arrivals: Arrivals) -> RunConfig {
     }
 }
 
-fn oracle() -> Result<Option<Box<dyn SlowdownModel>>, tally_sched::runner::RunError> {
+fn oracle() -> Result<Option<Box<dyn SlowdownModel>>, RunError> {
     Ok(Some(Box::new(OracleSlowdown::new(&gpu()))))
 }
 
@@ -174,13 +178,15 @@ fn kernels_of_one_job_run_in_order() {
     for policy in ["mps", "tally", "time-slicing"] {
         let mut engine = SimEngine::new(&gpu);
         engine.record_blocks();
-        let mut p = tally_sched::policy::by_name(policy, &PolicyOptions::default(), None).unwrap();
+        let mut p = by_name(policy, &PolicyOptions::default(), None).unwrap();
+        let cfg = cfg(20_000.0, Arrivals::Poisson { load: 0.5 });
+        let arrivals = arrivals_for(&cfg, &workload).unwrap();
         run_on(
             &mut engine,
             &workload,
             p.as_mut(),
-            &cfg(20_000.0, Arrivals::Poisson { load: 0.5 }),
-            None,
+            &cfg,
+            arrivals.as_deref(),
         )
         .unwrap();
         for (j, spec) in std::iter::once(&workload.hp)
@@ -226,7 +232,7 @@ fn without_be_every_policy_reproduces_the_standalone_latency() {
         be: Vec::new(),
     };
     for arrivals in [Arrivals::ClosedLoop, Arrivals::Poisson { load: 0.7 }] {
-        let c = compare(
+        let c = run_policies(
             &workload,
             &cfg(30_000.0, arrivals),
             &all_policies(),
@@ -277,7 +283,7 @@ fn summaries(
     policies: &[&str],
 ) -> Vec<tally_sched::metrics::Summary> {
     let names: Vec<String> = policies.iter().map(|s| s.to_string()).collect();
-    compare(
+    run_policies(
         workload,
         &cfg(100_000.0, arrivals),
         &names,

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use tally_datasets::Dataset;
-use tally_profiler::compare::{compare, Comparison};
+use tally_profiler::compare::{compare, DatasetComparison};
 
 use crate::args::{CompareArgs, CompareShow, TableFormat};
 use crate::commands::read_datasets;
@@ -45,7 +45,7 @@ fn label(d: &Dataset) -> String {
     )
 }
 
-fn summary_table(c: &Comparison, a: &Dataset, b: &Dataset) -> Table {
+fn summary_table(c: &DatasetComparison, a: &Dataset, b: &Dataset) -> Table {
     let s = c.summary();
     let mut t = Table::new(&["metric", "value"]);
     let rows: [(&str, String); 9] = [
@@ -80,7 +80,7 @@ fn summary_table(c: &Comparison, a: &Dataset, b: &Dataset) -> Table {
     t
 }
 
-fn standalone_table(c: &Comparison) -> Table {
+fn standalone_table(c: &DatasetComparison) -> Table {
     let mut t = Table::new(&["op_id", "kernel", "sm_count", "a_us", "b_us", "b_over_a"]);
     for m in &c.standalone {
         t.push(vec![
@@ -95,7 +95,7 @@ fn standalone_table(c: &Comparison) -> Table {
     t
 }
 
-fn pairs_table(c: &Comparison, a: &Dataset) -> Table {
+fn pairs_table(c: &DatasetComparison, a: &Dataset) -> Table {
     let kernel: HashMap<&str, &str> = a
         .ops
         .iter()

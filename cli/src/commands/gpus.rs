@@ -4,9 +4,9 @@
 use std::io::Write;
 
 use anyhow::Result;
-use tally_gpu::cuda::green::{check_split, PROBE_BYTES};
 use tally_gpu::cuda::timing::TimingConfig;
 use tally_gpu::cuda::{list_devices, spec_from_device};
+use tally_gpu::split_check::{check_split, PROBE_BYTES};
 use tally_gpu::{BackendKind, GpuSpec};
 
 use crate::args::{GpusArgs, TableFormat};

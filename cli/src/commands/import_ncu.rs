@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::{bail, Context, Result};
-use tally_datasets::{time::rfc3339, Format, RunDir};
+use tally_datasets::{Format, RunDir};
 use tally_gpu::cuda::{ncu_metrics_arg, read_ncu_csv};
 use tally_gpu::GpuSpec;
 use tally_profiler::campaign::RunMeta;
@@ -24,28 +24,14 @@ pub fn run(args: &ImportNcuArgs) -> Result<()> {
     };
     let format: Format = args.format.parse()?;
     let gpu = GpuSpec::resolve(&args.gpu)?;
-    let run_dir = RunDir::new(dir);
-    if run_dir.run_json().exists() && !args.force {
-        bail!(
-            "`{}` already holds a run (run.json); pass --force to replace it",
-            dir.display()
-        );
-    }
+    let run_dir = RunDir::claim(dir, args.force)?;
     let started = SystemTime::now();
     let report = read_ncu_csv(input)?;
     let model = args.model.clone().unwrap_or_else(|| file_stem(input));
-    let meta = RunMeta {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        backend: "ncu".to_string(),
-        seed: 0,
-        noise_sigma: 0.0,
-        started_at: rfc3339(started),
-        finished_at: rfc3339(SystemTime::now()),
-    };
+    let meta = RunMeta::finished_now("ncu", 0, 0.0, started);
     let dataset = import_ncu(&report, input, &gpu, &model, meta)?;
     dataset
-        .write(dir, format)
+        .write(run_dir.root(), format)
         .with_context(|| format!("writing the dataset to `{}`", dir.display()))?;
     writeln!(
         out,

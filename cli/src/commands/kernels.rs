@@ -3,11 +3,10 @@
 //! ptxas; one row per (kernel, variant) with registers, shared memory,
 //! spills and status.
 
-use std::io::Write;
-
-use anyhow::{Context, Result};
-use tally_sched::kernel_build::{build_library, VariantStatus};
-use tally_sched::kernel_check::{check_on_device, RunStatus};
+use anyhow::Result;
+use tally_kernels::build::{build_library, VariantStatus};
+use tally_kernels::resources::{write_build, RESOURCES_FILE};
+use tally_kernels::verify::{check_on_device, RunStatus};
 
 use super::ptx::parse_arch;
 use super::Finding;
@@ -66,24 +65,10 @@ fn build(a: &KernelsBuildArgs) -> Result<()> {
     }
     table.write(a.output.format, &mut std::io::stdout().lock())?;
     if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating `{}`", dir.display()))?;
-        for m in &built.modules {
-            let stem = m.file.trim_end_matches(".cu");
-            let path = dir.join(format!("{stem}.{}.ptx", arch.sm()));
-            tally_datasets::write_atomic(&path, |w| {
-                w.write_all(m.ptx.as_bytes())
-                    .map_err(|e| tally_datasets::DatasetError::io(&path, e))
-            })?;
-        }
-        let path = dir.join("resources.json");
-        let json = serde_json::to_string_pretty(&built.rows)?;
-        tally_datasets::write_atomic(&path, |w| {
-            w.write_all(json.as_bytes())
-                .map_err(|e| tally_datasets::DatasetError::io(&path, e))
-        })?;
+        let written = write_build(dir, arch, &built)?;
         eprintln!(
-            "wrote {} modules and resources.json to {}",
-            built.modules.len(),
+            "wrote {} modules and {RESOURCES_FILE} to {}",
+            written.len() - 1,
             dir.display()
         );
     }

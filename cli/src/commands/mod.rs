@@ -56,19 +56,10 @@ pub fn read_datasets(dirs: &[PathBuf]) -> Result<Vec<Dataset>> {
 /// Learner flags as the predictor's training settings.
 pub fn train_config(l: &LearnerArgs) -> Result<TrainConfig> {
     let d = GbmParams::default();
-    let gbm = GbmParams {
-        trees: l.gbm_trees.unwrap_or(d.trees),
-        depth: l.gbm_depth.unwrap_or(d.depth),
-        learning_rate: l.gbm_learning_rate.unwrap_or(d.learning_rate),
-    };
-    if gbm.trees == 0 || gbm.depth == 0 {
-        anyhow::bail!("--gbm-trees and --gbm-depth must be at least 1");
-    }
-    if !(gbm.learning_rate > 0.0 && gbm.learning_rate <= 1.0) {
-        anyhow::bail!(
-            "--gbm-learning-rate must be in (0, 1], got {}",
-            gbm.learning_rate
-        );
-    }
+    let gbm = GbmParams::new(
+        l.gbm_trees.unwrap_or(d.trees),
+        l.gbm_depth.unwrap_or(d.depth),
+        l.gbm_learning_rate.unwrap_or(d.learning_rate),
+    )?;
     Ok(TrainConfig { gbm, seed: l.seed })
 }

@@ -1,7 +1,7 @@
 //! `tally models [NAME]`: the zoo, or one model's operators and kernels.
 
 use anyhow::Result;
-use tally_gpu::stand_in;
+use tally_kernels::stand_in;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
 

@@ -4,8 +4,9 @@
 
 use anyhow::{Context, Result};
 use tally_gpu::cuda::ncu::{locate_ncu, NcuRunner};
-use tally_gpu::cuda::{CudaBackend, TimingConfig};
+use tally_gpu::cuda::TimingConfig;
 use tally_gpu::{GpuSpec, KernelSpec};
+use tally_kernels::CudaBackend;
 
 use crate::args::{NcuTargetArgs, ProfileArgs};
 

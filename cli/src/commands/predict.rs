@@ -7,7 +7,7 @@ use tally_predictor::features::Resource;
 use tally_predictor::pair_file::{read_pair_requests, PairRequest};
 use tally_predictor::predict::{predict_pair, resolve_op, PairQuery};
 use tally_predictor::samples::ProfileTable;
-use tally_predictor::{Method, ModelFile, RuntimePredictor};
+use tally_predictor::{Method, PredictorFile, RuntimePredictor};
 
 use crate::args::PredictArgs;
 use crate::commands::read_datasets;
@@ -20,7 +20,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
             args.max_slowdown
         );
     }
-    let file = ModelFile::load(&args.predictor)?;
+    let file = PredictorFile::load(&args.predictor)?;
     let method = match &args.method {
         Some(m) => Some(
             Method::parse(m)

@@ -4,11 +4,12 @@ use std::io::Write;
 use std::time::{Instant, SystemTime};
 
 use anyhow::{bail, Context, Result};
-use tally_datasets::{time::rfc3339, Format, RunDir};
+use tally_datasets::{Format, RunDir};
 use tally_gpu::cuda::TimingConfig;
-use tally_gpu::{open_backend, BackendKind, BackendOptions, GpuSpec};
+use tally_gpu::{BackendKind, BackendOptions, GpuSpec};
+use tally_kernels::open_backend;
+use tally_kernels::KernelResources;
 use tally_profiler::campaign::{self, CampaignConfig, PairSelection, RunMeta};
-use tally_profiler::kernel_resources::KernelResources;
 use tally_profiler::summary::summarize;
 use tally_profiler::zoo;
 
@@ -26,12 +27,7 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
     });
     // `auto`: the spec of the device measured, not device 0's.
     let gpu = GpuSpec::resolve_on(gpu_name, args.device)?;
-    if !(args.noise.is_finite() && args.noise >= 0.0) {
-        bail!("--noise must be a number >= 0, got {}", args.noise);
-    }
-    if args.reps == 0 {
-        bail!("--reps must be at least 1 (timed repetitions per measurement)");
-    }
+    let timing = TimingConfig::new(args.warmup, args.reps)?;
     let model = zoo::resolve_model(&args.model, &params_override(&args.params))?;
     let ncu = match (args.counters, backend_kind) {
         (CounterSource::Launch, _) => None,
@@ -40,25 +36,10 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         }
         (CounterSource::Ncu, BackendKind::Cuda) => Some(ncu_target::runner(args)?),
     };
-    let options = BackendOptions {
-        seed: args.seed,
-        noise_sigma: args.noise,
-        device: args.device,
-        timing: TimingConfig {
-            warmup: args.warmup,
-            repetitions: args.reps,
-        },
-        ncu,
-    };
+    let options = BackendOptions::new(args.seed, args.noise, args.device, timing, ncu)?;
     let backend = open_backend(backend_kind, gpu.clone(), options)?;
 
-    let run_dir = RunDir::new(&args.out);
-    if run_dir.run_json().exists() && !args.force {
-        bail!(
-            "`{}` already holds a run (run.json); pass --force to replace it",
-            args.out.display()
-        );
-    }
+    let run_dir = RunDir::claim(&args.out, args.force)?;
 
     let config = CampaignConfig {
         sm_counts: args.sm_counts.clone(),
@@ -78,19 +59,11 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
     bar.finish();
     let output = output?;
 
-    let meta = RunMeta {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        command_line: std::env::args().collect(),
-        backend: backend_kind.as_str().to_string(),
-        seed: args.seed,
-        noise_sigma: args.noise,
-        started_at: rfc3339(started),
-        finished_at: rfc3339(SystemTime::now()),
-    };
+    let meta = RunMeta::finished_now(backend_kind.as_str(), args.seed, args.noise, started);
     let spreads = output.spreads.clone();
     let dataset = output.into_dataset(&model, &gpu, meta);
     dataset
-        .write(&args.out, format)
+        .write(run_dir.root(), format)
         .with_context(|| format!("writing the dataset to `{}`", args.out.display()))?;
 
     let elapsed = clock.elapsed().as_secs_f64();

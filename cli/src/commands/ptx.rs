@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use tally_gpu::cuda::{assemble, Arch};
-use tally_sched::ptx::ast::FnKind;
-use tally_sched::ptx::{parse_module, transform_module, transform_module_skipping, Variants};
+use tally_kernels::ptx::ast::FnKind;
+use tally_kernels::ptx::{parse_module, transform_module, transform_module_skipping, Variants};
 
 use super::Finding;
 use crate::args::{PtxCheckArgs, PtxCommand, PtxTransformArgs};

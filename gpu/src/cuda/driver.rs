@@ -8,7 +8,7 @@ use cudarc::driver::sys;
 use crate::error::{GpuError, Result};
 
 /// The error every GPU path gives on a machine without a driver.
-pub const NO_DRIVER: &str = "no NVIDIA driver found: use --backend sim (the simulated GPU)";
+pub use crate::error::NO_DRIVER;
 
 /// Whether libcuda can be loaded.
 #[allow(unsafe_code)]
@@ -18,7 +18,7 @@ pub fn driver_present() -> bool {
 }
 
 /// A driver result as a `Result`, naming the call that failed.
-pub(crate) fn check(call: &'static str, r: sys::CUresult) -> Result<()> {
+pub fn check(call: &'static str, r: sys::CUresult) -> Result<()> {
     if r == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {

@@ -4,24 +4,26 @@
 //! output, deriving a `GpuSpec` from a device description, and the
 //! green-context split arithmetic. Needs a driver (and answers NO_DRIVER
 //! without one, checked before any call): listing devices, creating
-//! green-context partitions, and measuring kernels (`measure`).
+//! green-context partitions, the retained primary context (`primary`) and
+//! event timing of launches alone and beside a co-runner (`timer`). The
+//! backend that measures kernels as library stand-ins is in tally-kernels.
 
 pub mod derive;
 pub mod device;
 pub mod driver;
 pub mod green;
-pub mod measure;
 pub mod ncu;
 pub mod nvrtc;
+pub mod primary;
 pub mod ptxas;
 pub mod smi;
+pub mod timer;
 pub mod timing;
 pub mod tools;
 
 pub use derive::spec_from_device;
 pub use device::{describe_device, list_devices, DeviceDescription};
 pub use driver::{driver_present, driver_version, require_driver, NO_DRIVER};
-pub use measure::CudaBackend;
 pub use ncu::{
     ncu_metrics_arg, parse_ncu_csv, read_ncu_csv, NcuCsvError, NcuLaunch, NcuLayout, NcuReport,
 };

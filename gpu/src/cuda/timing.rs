@@ -10,6 +10,22 @@ pub struct TimingConfig {
     pub repetitions: u32,
 }
 
+impl TimingConfig {
+    /// `warmup` launches, then `repetitions` (at least 1) timed ones.
+    pub fn new(warmup: u32, repetitions: u32) -> crate::Result<TimingConfig> {
+        if repetitions == 0 {
+            return Err(crate::GpuError::Setting {
+                what: "timed repetitions (--reps)",
+                problem: "must be at least 1 per measurement".into(),
+            });
+        }
+        Ok(TimingConfig {
+            warmup,
+            repetitions,
+        })
+    }
+}
+
 impl Default for TimingConfig {
     fn default() -> Self {
         TimingConfig {

@@ -1,8 +1,11 @@
-//! What a policy submits to the engine, and what the engine reports back.
+//! What crosses the engine seam: the launches a policy submits, and the
+//! completions the engine reports back.
 
 use tally_gpu::Partition;
 
-use super::sim_engine::KernelId;
+/// Index of a kernel in the engine's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub u32);
 
 /// Identity of a submitted launch (unique for the engine's lifetime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -21,7 +24,7 @@ pub struct LaunchRequest {
     /// Persistent thread blocks: this many workers per SM of the range
     /// take blocks from the range until it is exhausted or they retreat.
     pub workers_per_sm: Option<u32>,
-    /// Whether `SimEngine::retreat` may stop it (preemptive PTB).
+    /// Whether `Engine::retreat` may stop it (preemptive PTB).
     pub preemptible: bool,
     pub sms: Partition,
     /// Higher first when SMs free up; equal priorities go in launch order.

@@ -2,8 +2,9 @@
 
 use tally_gpu::Partition;
 
-use crate::config::KernelConfig;
-use crate::runner::{Ctx, Plan, RunError};
+use super::{Ctx, Plan};
+use crate::error::RunError;
+use crate::kernel_config::KernelConfig;
 
 /// Launch job `j` untransformed on the whole GPU.
 pub(crate) fn launch_original(ctx: &mut Ctx<'_>, j: usize, priority: u8) -> Result<(), RunError> {

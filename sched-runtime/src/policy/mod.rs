@@ -1,36 +1,173 @@
-//! Scheduling policies, one file each, selectable by name.
+//! Scheduling policies: the interface every policy implements ([`Policy`],
+//! called at each scheduling point with a [`Ctx`] on the run's jobs and
+//! engine), one file per policy, and `registry` to select one by name.
+//! A policy sees the GPU only through the [`Engine`] trait, so it runs
+//! unchanged on any engine.
 
 mod common;
-mod mps;
-mod mps_priority;
-mod orion;
-mod slowdown;
-mod tally;
-mod tally_predict;
-mod tgs;
-mod time_slicing;
+pub mod mps;
+pub mod mps_priority;
+pub mod orion;
+pub mod registry;
+pub mod slowdown;
+pub mod tally;
+pub mod tally_predict;
+pub mod tgs;
+pub mod time_slicing;
 
-pub use mps::Mps;
-pub use mps_priority::MpsPriority;
-pub use orion::Orion;
-pub use slowdown::{OracleSlowdown, PredictorSlowdown, SlowdownModel};
-pub use tally::Tally;
-pub use tally_predict::TallyPredict;
-pub use tgs::Tgs;
-pub use time_slicing::TimeSlicing;
+use tally_gpu::{GpuSpec, Partition};
 
-use crate::runner::{Policy, RunError};
+use crate::config_choice::DEFAULT_TURNAROUND_US;
+use crate::engine::{Engine, KernelId, LaunchId, LaunchRequest};
+use crate::error::RunError;
+use crate::kernel_config::KernelConfig;
+use crate::outcome::Request;
 
-/// Every policy name, in the order `--compare all` runs them.
-pub const POLICY_NAMES: [&str; 7] = [
-    "time-slicing",
-    "mps",
-    "mps-priority",
-    "tgs",
-    "orion",
-    "tally",
-    "tally-predict",
-];
+/// Which job is which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobRole {
+    Hp,
+    Be,
+}
+
+/// A job as the policy sees it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub role: JobRole,
+    pub name: String,
+    pub kernels: Vec<KernelId>,
+    /// Standalone time of each kernel (original config, whole GPU), us.
+    pub alone_us: Vec<f64>,
+    /// Index of the current kernel.
+    pub cursor: usize,
+    /// Blocks of the current kernel already run.
+    pub progress: u64,
+    pub in_flight: Option<InFlight>,
+    /// HP: whether a request is being served.
+    pub active: bool,
+}
+
+/// The launch a job has on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InFlight {
+    pub launch: LaunchId,
+    pub config: KernelConfig,
+    pub sms: Partition,
+    pub preemptible: bool,
+}
+
+impl Job {
+    pub fn kernel(&self) -> KernelId {
+        self.kernels[self.cursor]
+    }
+
+    /// Whether the job has a kernel waiting to be launched.
+    pub fn ready(&self) -> bool {
+        self.in_flight.is_none() && (self.role == JobRole::Be || self.active)
+    }
+}
+
+/// What a policy launches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    pub config: KernelConfig,
+    pub sms: Partition,
+    pub priority: u8,
+}
+
+/// The policy's handle on the run at a scheduling point.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub engine: &'a mut dyn Engine,
+    pub jobs: &'a mut [Job],
+    /// When the HP job last became idle (None while it is busy).
+    pub hp_idle_since: Option<f64>,
+}
+
+impl Ctx<'_> {
+    pub fn now(&self) -> f64 {
+        self.engine.now()
+    }
+
+    pub fn gpu(&self) -> &GpuSpec {
+        self.engine.gpu()
+    }
+
+    /// HP is job 0.
+    pub fn hp(&self) -> &Job {
+        &self.jobs[0]
+    }
+
+    /// Launch job `j`'s current kernel (its remaining blocks, or the next
+    /// slice of them) under `plan`.
+    pub fn launch(&mut self, j: usize, plan: Plan) -> Result<LaunchId, RunError> {
+        let job = &self.jobs[j];
+        debug_assert!(job.ready(), "launch of a job that is not ready");
+        let kernel = job.kernel();
+        let total = self.engine.kernel(kernel).blocks();
+        let remaining = total - job.progress;
+        let (blocks, workers, preemptible) = plan.config.next_launch(remaining);
+        let launch = self.engine.submit(LaunchRequest {
+            job: j,
+            kernel,
+            first_block: job.progress,
+            blocks,
+            workers_per_sm: workers,
+            preemptible,
+            sms: plan.sms,
+            priority: plan.priority,
+            with_overhead: true,
+        })?;
+        self.jobs[j].in_flight = Some(InFlight {
+            launch,
+            config: plan.config,
+            sms: plan.sms,
+            preemptible,
+        });
+        Ok(launch)
+    }
+
+    /// Ask job `j`'s launch to retreat (if it is preemptive PTB).
+    pub fn retreat(&mut self, j: usize) -> bool {
+        match self.jobs[j].in_flight {
+            Some(f) if f.preemptible => self.engine.retreat(f.launch),
+            _ => false,
+        }
+    }
+
+    pub fn set_suspended(&mut self, j: usize, suspended: bool) {
+        if let Some(f) = self.jobs[j].in_flight {
+            self.engine.set_suspended(f.launch, suspended);
+        }
+    }
+}
+
+/// A scheduling policy.
+pub trait Policy: std::fmt::Debug {
+    fn name(&self) -> &'static str;
+
+    /// Prepare for a run (per-kernel decisions made before it starts).
+    fn prepare(&mut self, _engine: &dyn Engine, _jobs: &[Job]) -> Result<(), RunError> {
+        Ok(())
+    }
+
+    /// Called at every scheduling point: launch ready jobs, preempt.
+    fn schedule(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError>;
+
+    /// An HP request arrived (open loop only; a closed loop has none).
+    fn request_arrived(&mut self, _arrival_us: f64) {}
+
+    /// An HP kernel completed; `alone_us` is its standalone duration.
+    fn hp_kernel_completed(&mut self, _alone_us: f64) {}
+
+    /// An HP request completed.
+    fn request_completed(&mut self, _request: &Request) {}
+
+    /// A time it wants to be called at even if nothing else happens.
+    fn wake_at(&self, _now: f64) -> Option<f64> {
+        None
+    }
+}
 
 /// Options the policies read.
 #[derive(Debug, Clone)]
@@ -41,50 +178,34 @@ pub struct PolicyOptions {
     pub tolerance: f64,
 }
 
-impl Default for PolicyOptions {
-    fn default() -> Self {
-        PolicyOptions {
-            turnaround_us: crate::config::DEFAULT_TURNAROUND_US,
-            tolerance: 0.02,
+impl PolicyOptions {
+    /// Options with a positive turnaround limit and a tolerance >= 0.
+    pub fn new(turnaround_us: f64, tolerance: f64) -> Result<PolicyOptions, RunError> {
+        let bad = |what: &str, reason: String| RunError::Input {
+            what: what.into(),
+            reason,
+        };
+        if !(turnaround_us > 0.0 && turnaround_us.is_finite()) {
+            return Err(bad(
+                "turnaround limit",
+                format!("must be positive, got {} ms", turnaround_us / 1e3),
+            ));
         }
+        if !(tolerance >= 0.0 && tolerance.is_finite()) {
+            return Err(bad("tolerance", format!("must be >= 0, got {tolerance}")));
+        }
+        Ok(PolicyOptions {
+            turnaround_us,
+            tolerance,
+        })
     }
 }
 
-/// The policy called `name`; `slowdown` is needed by `tally-predict` only.
-pub fn by_name(
-    name: &str,
-    options: &PolicyOptions,
-    slowdown: Option<Box<dyn SlowdownModel>>,
-) -> Result<Box<dyn Policy>, RunError> {
-    let bad = |reason: String| RunError::Policy {
-        policy: name.to_string(),
-        reason,
-    };
-    Ok(match name {
-        "time-slicing" => Box::new(TimeSlicing::default()),
-        "mps" => Box::new(Mps),
-        "mps-priority" => Box::new(MpsPriority),
-        "tgs" => Box::new(Tgs::default()),
-        "orion" => Box::new(Orion::default()),
-        "tally" => Box::new(Tally::new(options.turnaround_us)),
-        "tally-predict" => {
-            let model = slowdown.ok_or_else(|| {
-                bad(
-                    "needs a slowdown predictor (--predictor MODEL.json, or --predictor oracle)"
-                        .into(),
-                )
-            })?;
-            Box::new(TallyPredict::new(
-                options.turnaround_us,
-                options.tolerance,
-                model,
-            ))
+impl Default for PolicyOptions {
+    fn default() -> Self {
+        PolicyOptions {
+            turnaround_us: DEFAULT_TURNAROUND_US,
+            tolerance: 0.02,
         }
-        _ => {
-            return Err(bad(format!(
-                "unknown policy; expected one of {}",
-                POLICY_NAMES.join(", ")
-            )))
-        }
-    })
+    }
 }

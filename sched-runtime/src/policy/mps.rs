@@ -4,7 +4,8 @@
 //! before it.
 
 use super::common::launch_all_ready;
-use crate::runner::{Ctx, Policy, RunError};
+use super::{Ctx, Policy};
+use crate::error::RunError;
 
 #[derive(Debug, Default)]
 pub struct Mps;

@@ -3,7 +3,8 @@
 //! still waits for running BE blocks to finish and shares SMs with them.
 
 use super::common::launch_all_ready;
-use crate::runner::{Ctx, Policy, RunError};
+use super::{Ctx, Policy};
+use crate::error::RunError;
 
 #[derive(Debug, Default)]
 pub struct MpsPriority;

@@ -7,7 +7,8 @@
 use tally_gpu::{bound, KernelSpec};
 
 use super::common::{be_in_flight, hp_busy, launch_original, next_be};
-use crate::runner::{Ctx, Policy, RunError};
+use super::{Ctx, Policy};
+use crate::error::RunError;
 
 /// Share of the GPU's SMs a BE kernel may need to run beside HP.
 pub const SM_THRESHOLD: f64 = 0.5;

@@ -12,7 +12,7 @@ use tally_gpu::{Backend, Counter, GpuSpec, KernelSpec, Partition, SimBackend};
 use tally_predictor::runtime::RuntimePredictor;
 use tally_predictor::SideProfile;
 
-use crate::runner::RunError;
+use crate::error::RunError;
 
 /// HP slowdown (1.0 = none) of `hp` on `hp_sms` SMs with `be` on `be_sms`.
 pub trait SlowdownModel: Debug {

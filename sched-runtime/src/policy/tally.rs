@@ -8,9 +8,11 @@
 use std::collections::HashMap;
 
 use super::common::{be_in_flight, hp_busy, launch_original, next_be};
-use crate::config::{choose_config, KernelConfig};
-use crate::engine::{KernelId, SimEngine};
-use crate::runner::{Ctx, Job, Plan, Policy, RunError};
+use super::{Ctx, Job, Plan, Policy};
+use crate::config_choice::choose_config;
+use crate::engine::{Engine, KernelId};
+use crate::error::RunError;
+use crate::kernel_config::KernelConfig;
 use tally_gpu::Partition;
 
 /// HP idleness before BE may launch, microseconds.
@@ -37,18 +39,13 @@ impl Tally {
     }
 
     /// The chosen configuration of every BE kernel.
-    pub(crate) fn choose_all(&mut self, engine: &SimEngine, jobs: &[Job]) -> Result<(), RunError> {
+    pub(crate) fn choose_all(&mut self, engine: &dyn Engine, jobs: &[Job]) -> Result<(), RunError> {
         for job in jobs.iter().skip(1) {
             for &k in &job.kernels {
                 if self.configs.contains_key(&k) {
                     continue;
                 }
-                let (best, _) = choose_config(
-                    engine.gpu(),
-                    engine.kernel(k),
-                    engine.blocks_per_sm(k),
-                    self.turnaround_us,
-                )?;
+                let (best, _) = choose_config(engine, k, self.turnaround_us)?;
                 self.configs.insert(k, best.config);
             }
         }
@@ -127,7 +124,7 @@ impl Policy for Tally {
         "tally"
     }
 
-    fn prepare(&mut self, engine: &SimEngine, jobs: &[Job]) -> Result<(), RunError> {
+    fn prepare(&mut self, engine: &dyn Engine, jobs: &[Job]) -> Result<(), RunError> {
         self.choose_all(engine, jobs)
     }
 

@@ -11,9 +11,10 @@ use tally_gpu::Partition;
 use super::common::{be_in_flight, hp_busy, next_be};
 use super::slowdown::SlowdownModel;
 use super::tally::Tally;
-use crate::config::KernelConfig;
-use crate::engine::{KernelId, SimEngine};
-use crate::runner::{Ctx, Job, Plan, Policy, RunError};
+use super::{Ctx, Job, Plan, Policy};
+use crate::engine::{Engine, KernelId};
+use crate::error::RunError;
+use crate::kernel_config::KernelConfig;
 
 #[derive(Debug)]
 pub struct TallyPredict {
@@ -177,7 +178,7 @@ impl Policy for TallyPredict {
         "tally-predict"
     }
 
-    fn prepare(&mut self, engine: &SimEngine, jobs: &[Job]) -> Result<(), RunError> {
+    fn prepare(&mut self, engine: &dyn Engine, jobs: &[Job]) -> Result<(), RunError> {
         self.tally.choose_all(engine, jobs)
     }
 

@@ -16,8 +16,9 @@
 //! throughput while its requests wait behind BE kernels.
 
 use super::common::{launch_original, next_be};
-use crate::engine::SimEngine;
-use crate::runner::{Ctx, Job, Policy, RunError};
+use super::{Ctx, Job, Policy};
+use crate::engine::Engine;
+use crate::error::RunError;
 
 /// Shortest control period, microseconds.
 pub const MIN_WINDOW_US: f64 = 20_000.0;
@@ -107,7 +108,7 @@ impl Policy for Tgs {
         "tgs"
     }
 
-    fn prepare(&mut self, _engine: &SimEngine, jobs: &[Job]) -> Result<(), RunError> {
+    fn prepare(&mut self, _engine: &dyn Engine, jobs: &[Job]) -> Result<(), RunError> {
         self.hp_request_us = jobs[0].alone_us.iter().sum();
         // Start at a tenth of the BE jobs' standalone launch rate.
         let be_rate: f64 = jobs

@@ -5,7 +5,8 @@
 //! where the hardware saves state mid-block) and costs a context switch.
 
 use super::common::{hp_busy, launch_original};
-use crate::runner::{Ctx, Policy, RunError};
+use super::{Ctx, Policy};
+use crate::error::RunError;
 
 /// Length of a time slice, microseconds.
 pub const TIME_SLICE_US: f64 = 2000.0;

@@ -4,12 +4,10 @@
 //! `partition` the driver calls, wrapped in owning types that release what
 //! they created in the right order.
 
-mod check;
 mod partition;
 mod probe;
 mod split;
 
-pub use check::{check_split, PairSide, PartitionCheck, SplitCheck, PROBE_BYTES};
 pub use partition::{create_partitions, device_sm_rule, GreenPartition};
 pub use probe::{probe_kernel_spec, CopyProbe};
 pub use split::{plan_split, SmRule};

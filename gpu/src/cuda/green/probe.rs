@@ -14,9 +14,9 @@ use cudarc::driver::sys;
 
 use super::partition::GreenPartition;
 use crate::cuda::driver::check;
-use crate::cuda::measure::Launch;
 use crate::cuda::nvrtc::{compile_to_ptx, Arch};
 use crate::cuda::ptxas::assemble_cubin;
+use crate::cuda::timer::Launch;
 use crate::error::{GpuError, Result};
 use crate::kernel::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 

@@ -1,0 +1,147 @@
+//! The kernel library on a real GPU: every entry's test launch run as the
+//! original kernel and as each transformed variant (sliced, PTB,
+//! preemptive PTB run through, and preemptive PTB retreated right after its
+//! launch and resumed until done) on the same seeded inputs, with the
+//! output buffers compared byte for byte; and the preemption latency of a
+//! long preemptive-PTB GEMM (retreat flag set mid-run to the kernel's end).
+//! `tally kernels verify` and `scripts/gpu-check.sh` print the result.
+//!
+//! This is the only part of the crate that needs a GPU; without a driver it
+//! returns [`CheckError::NoDriver`] before touching cudarc.
+
+mod device;
+pub mod inputs;
+
+use serde::Serialize;
+use tally_gpu::GpuError;
+
+pub use device::check_on_device;
+
+use crate::build::{BuildError, KernelVariant};
+
+/// How a variant is launched in the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckRun {
+    Original,
+    /// Five slices (the last one overshoots the grid).
+    Sliced,
+    /// A third as many workers as blocks.
+    Ptb,
+    /// Preemptive PTB run to completion in one launch.
+    Preempt,
+    /// Preemptive PTB retreated right after launch, relaunched until done.
+    PreemptResumed,
+}
+
+impl CheckRun {
+    pub const ALL: [CheckRun; 5] = [
+        CheckRun::Original,
+        CheckRun::Sliced,
+        CheckRun::Ptb,
+        CheckRun::Preempt,
+        CheckRun::PreemptResumed,
+    ];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CheckRun::Original => "original",
+            CheckRun::Sliced => "sliced",
+            CheckRun::Ptb => "ptb",
+            CheckRun::Preempt => "preemptive-ptb",
+            CheckRun::PreemptResumed => "preemptive-ptb-resumed",
+        }
+    }
+
+    pub fn variant(&self) -> KernelVariant {
+        match self {
+            CheckRun::Original => KernelVariant::Original,
+            CheckRun::Sliced => KernelVariant::Sliced,
+            CheckRun::Ptb => KernelVariant::Ptb,
+            CheckRun::Preempt | CheckRun::PreemptResumed => KernelVariant::PreemptivePtb,
+        }
+    }
+}
+
+/// Outcome of one run against the original's outputs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Every output byte equal to the original's.
+    Identical,
+    /// `differing` of `total` output bytes differ, the first at `first`
+    /// (buffer name and byte offset).
+    Different {
+        differing: usize,
+        total: usize,
+        first: String,
+    },
+    /// The run did not complete.
+    Failed { error: String },
+    /// The kernel needs a newer GPU.
+    Skipped { reason: String },
+}
+
+/// One (kernel, run) of the check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckRow {
+    pub entry: String,
+    pub run: CheckRun,
+    pub launches: u32,
+    /// Blocks finished when the retreat was seen (resumed run only).
+    pub blocks_at_retreat: Option<u32>,
+    pub blocks: u64,
+    /// GPU time of the run's launches, milliseconds.
+    pub time_ms: f64,
+    #[serde(flatten)]
+    pub status: RunStatus,
+}
+
+/// Preemption latency of the long preemptive-PTB GEMM: from the moment the
+/// retreat flag lands to the end of the kernel, over repeated trials.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreemptionLatency {
+    pub entry: String,
+    pub blocks: u64,
+    pub workers: u32,
+    /// Whole kernel run without retreat, milliseconds.
+    pub full_run_ms: f64,
+    pub trials: usize,
+    pub latency_us_median: f64,
+    pub latency_us_max: f64,
+    /// Blocks finished at the retreat, median over trials.
+    pub blocks_done_median: u64,
+}
+
+/// Everything the check measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckReport {
+    pub device: String,
+    pub compute_capability: String,
+    pub rows: Vec<CheckRow>,
+    pub preemption: Option<PreemptionLatency>,
+}
+
+impl CheckReport {
+    /// Whether every run that ran matched the original.
+    pub fn all_identical(&self) -> bool {
+        self.rows
+            .iter()
+            .all(|r| matches!(r.status, RunStatus::Identical | RunStatus::Skipped { .. }))
+    }
+}
+
+/// Why the check could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("{}", tally_gpu::cuda::NO_DRIVER)]
+    NoDriver,
+    #[error("CUDA driver: {0}")]
+    Driver(String),
+    #[error("compute capability {0} is not supported (sm_80, sm_86, sm_89, sm_90)")]
+    UnsupportedDevice(String),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Library(#[from] GpuError),
+}

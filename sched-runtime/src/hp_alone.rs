@@ -1,0 +1,79 @@
+//! The HP job alone: the reference every policy's latencies are compared
+//! with. One request's standalone latency is measured on an engine (all
+//! its kernels in order with the GPU to itself); a whole run alone is then
+//! a single-server queue over the arrivals.
+
+use crate::engine::Engine;
+use crate::error::RunError;
+use crate::outcome::{Request, RunOutcome};
+use crate::policy::mps::Mps;
+use crate::runner::{run_on, RunConfig};
+use crate::workload::Workload;
+
+/// Standalone latency of one HP request (all its kernels in order on the
+/// whole GPU), microseconds.
+/// `engine` must be fresh (nothing registered, clock at zero).
+pub fn hp_request_alone_us(engine: &mut dyn Engine, workload: &Workload) -> Result<f64, RunError> {
+    let alone = Workload {
+        hp: workload.hp.clone(),
+        be: Vec::new(),
+    };
+    let cfg = RunConfig {
+        gpu: engine.gpu().clone(),
+        duration_us: f64::INFINITY,
+        seed: 0,
+        arrivals: crate::workload::Arrivals::Times(vec![0.0]),
+    };
+    let out = run_on(engine, &alone, &mut Mps, &cfg, Some(&[0.0]))?;
+    Ok(out.requests.first().map_or(0.0, Request::latency_us))
+}
+
+/// The HP job alone on `arrivals` (`None`: closed loop) for `duration_us`.
+/// Alone, every request takes exactly `request_alone_us` (the engine is
+/// deterministic and one request runs at a time), so the run is the
+/// single-server queue `start = max(arrival, previous end)`: computed here
+/// without simulating, and identical to simulating it (a test checks).
+pub fn hp_alone_outcome(
+    request_alone_us: f64,
+    arrivals: Option<&[f64]>,
+    duration_us: f64,
+) -> RunOutcome {
+    let mut requests = Vec::new();
+    let mut free_at = 0.0f64;
+    let mut push = |arrival_us: f64, free_at: &mut f64| -> bool {
+        let start_us = arrival_us.max(*free_at);
+        let end_us = start_us + request_alone_us;
+        if end_us > duration_us || request_alone_us <= 0.0 {
+            return false;
+        }
+        requests.push(Request {
+            arrival_us,
+            start_us,
+            end_us,
+        });
+        *free_at = end_us;
+        true
+    };
+    let arrived = match arrivals {
+        None => {
+            while push(free_at, &mut free_at) {}
+            requests.len()
+        }
+        Some(times) => {
+            for &a in times.iter().take_while(|&&a| a < duration_us) {
+                if !push(a, &mut free_at) {
+                    break;
+                }
+            }
+            times.iter().filter(|&&a| a < duration_us).count()
+        }
+    };
+    RunOutcome {
+        policy: "alone".to_string(),
+        requests,
+        arrived,
+        be_work_us: Vec::new(),
+        be_iterations: Vec::new(),
+        duration_us,
+    }
+}

@@ -1,0 +1,29 @@
+//! What a run produces: every HP request's arrival, start and end, and the
+//! work the BE jobs got done.
+
+/// One HP request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Request {
+    pub arrival_us: f64,
+    pub start_us: f64,
+    pub end_us: f64,
+}
+
+impl Request {
+    pub fn latency_us(&self) -> f64 {
+        self.end_us - self.arrival_us
+    }
+}
+
+/// What a run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutcome {
+    pub policy: String,
+    pub requests: Vec<Request>,
+    /// Requests that arrived within the duration.
+    pub arrived: usize,
+    /// Per BE job: standalone-equivalent microseconds of work done.
+    pub be_work_us: Vec<f64>,
+    pub be_iterations: Vec<u64>,
+    pub duration_us: f64,
+}

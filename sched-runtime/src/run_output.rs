@@ -1,0 +1,201 @@
+//! The files of a `tally run` directory, owned here: `requests.csv` (every
+//! HP request of every policy, and of the HP job alone), `summary.csv` (one
+//! row per policy) and `run.json` (provenance and the summaries), each
+//! written through a temporary file and renamed, `run.json` last so that
+//! an interrupted run never looks complete.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use tally_datasets::{write_atomic, DatasetError, RunDir};
+use tally_gpu::GpuSpec;
+
+use crate::experiment::PolicyComparison;
+use crate::metrics::Summary;
+use crate::runner::RunConfig;
+use crate::workload::Arrivals;
+
+/// Every request of every policy (`alone` first).
+pub const REQUESTS_CSV: &str = "requests.csv";
+/// One row per policy.
+pub const SUMMARY_CSV: &str = "summary.csv";
+
+/// The columns of `requests.csv`.
+pub const REQUEST_COLUMNS: [&str; 6] = [
+    "policy",
+    "request",
+    "arrival_ms",
+    "start_ms",
+    "end_ms",
+    "latency_ms",
+];
+
+/// The columns of `summary.csv`.
+pub const SUMMARY_COLUMNS: [&str; 18] = [
+    "policy",
+    "hp",
+    "be",
+    "requests",
+    "hp_avg_ms",
+    "hp_p50_ms",
+    "hp_p90_ms",
+    "hp_p95_ms",
+    "hp_p99_ms",
+    "alone_avg_ms",
+    "alone_p50_ms",
+    "alone_p90_ms",
+    "alone_p95_ms",
+    "alone_p99_ms",
+    "p99_overhead_pct",
+    "hp_throughput",
+    "be_throughput",
+    "system_throughput",
+];
+
+/// What a run was asked to do, as its user wrote it (for `run.json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRequest {
+    pub command_line: Vec<String>,
+    /// The engine the policies ran on (`sim`).
+    pub engine: String,
+    pub hp: String,
+    pub be: Vec<String>,
+    pub trace_gpu: String,
+    pub predictor: Option<String>,
+    pub tolerance: f64,
+    pub turnaround_ms: f64,
+}
+
+/// `run.json` of a `tally run` directory.
+#[derive(Debug, Serialize)]
+struct RunJson<'a> {
+    schema_version: u32,
+    tool: &'static str,
+    tool_version: &'static str,
+    command_line: &'a [String],
+    engine: &'a str,
+    gpu: &'a GpuSpec,
+    seed: u64,
+    duration_us: f64,
+    arrivals: String,
+    hp: &'a str,
+    be: &'a [String],
+    trace_gpu: &'a str,
+    predictor: &'a Option<String>,
+    tolerance: f64,
+    turnaround_ms: f64,
+    hp_request_alone_ms: f64,
+    summaries: Vec<&'a Summary>,
+    start_unix_s: f64,
+    end_unix_s: f64,
+}
+
+/// Write a comparison's three files into `dir`.
+pub fn write_run(
+    dir: &RunDir,
+    request: &RunRequest,
+    cfg: &RunConfig,
+    result: &PolicyComparison,
+    started: SystemTime,
+) -> Result<(), DatasetError> {
+    let root = dir.root();
+    std::fs::create_dir_all(root).map_err(|e| DatasetError::io(root, e))?;
+    write_requests(&root.join(REQUESTS_CSV), result)?;
+    write_summary(&root.join(SUMMARY_CSV), result)?;
+    let secs = |t: SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0)
+    };
+    // Given arrival times are recorded by their count, not listed.
+    let arrivals = match &cfg.arrivals {
+        Arrivals::Times(t) => Arrivals::Times(vec![t.len() as f64]),
+        a => a.clone(),
+    };
+    let meta = RunJson {
+        schema_version: 1,
+        tool: "tally",
+        tool_version: env!("CARGO_PKG_VERSION"),
+        command_line: &request.command_line,
+        engine: &request.engine,
+        gpu: &cfg.gpu,
+        seed: cfg.seed,
+        duration_us: cfg.duration_us,
+        arrivals: format!("{arrivals:?}"),
+        hp: &request.hp,
+        be: &request.be,
+        trace_gpu: &request.trace_gpu,
+        predictor: &request.predictor,
+        tolerance: request.tolerance,
+        turnaround_ms: request.turnaround_ms,
+        hp_request_alone_ms: result.hp_request_alone_us / 1e3,
+        summaries: result.results.iter().map(|r| &r.summary).collect(),
+        start_unix_s: secs(started),
+        end_unix_s: secs(SystemTime::now()),
+    };
+    let path = dir.run_json();
+    write_atomic(&path, |w| {
+        serde_json::to_writer_pretty(&mut *w, &meta)
+            .map_err(|e| DatasetError::io(&path, std::io::Error::other(e)))
+    })
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.6}", us / 1e3)
+}
+
+fn write_requests(path: &Path, result: &PolicyComparison) -> Result<(), DatasetError> {
+    write_atomic(path, |w| {
+        let io = |e: std::io::Error| DatasetError::io(path, e);
+        writeln!(w, "{}", REQUEST_COLUMNS.join(",")).map_err(io)?;
+        let all = std::iter::once(("alone", &result.alone)).chain(
+            result
+                .results
+                .iter()
+                .map(|r| (r.summary.policy.as_str(), &r.outcome)),
+        );
+        for (policy, o) in all {
+            for (i, r) in o.requests.iter().enumerate() {
+                writeln!(
+                    w,
+                    "{policy},{i},{},{},{},{}",
+                    ms(r.arrival_us),
+                    ms(r.start_us),
+                    ms(r.end_us),
+                    ms(r.latency_us())
+                )
+                .map_err(io)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetError> {
+    write_atomic(path, |w| {
+        let io = |e: std::io::Error| DatasetError::io(path, e);
+        writeln!(w, "{}", SUMMARY_COLUMNS.join(",")).map_err(io)?;
+        for r in &result.results {
+            let s = &r.summary;
+            let (h, a) = (&s.hp_latency, &s.hp_alone_latency);
+            writeln!(
+                w,
+                "{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{:.6},{:.6},{:.6}",
+                s.policy,
+                s.hp,
+                s.be.join("+"),
+                s.requests,
+                h.avg, h.p50, h.p90, h.p95, h.p99,
+                a.avg, a.p50, a.p90, a.p95, a.p99,
+                s.p99_overhead_pct,
+                s.hp_throughput,
+                s.be_throughput_total,
+                s.system_throughput
+            )
+            .map_err(io)?;
+        }
+        Ok(())
+    })
+}
