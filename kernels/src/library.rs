@@ -42,21 +42,22 @@ pub const SOURCES: [(&str, &str); 10] = [
 
 const MANIFEST: &str = include_str!("../cuda/manifest.toml");
 
-/// Element type of a buffer parameter.
+/// Element type of a buffer parameter (a buffer's, not a network tensor's:
+/// that is `tally_profiler::model::Dtype`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Dtype {
+pub enum ElemType {
     F16,
     Bf16,
     F32,
     I32,
 }
 
-impl Dtype {
+impl ElemType {
     pub fn bytes(&self) -> usize {
         match self {
-            Dtype::F16 | Dtype::Bf16 => 2,
-            Dtype::F32 | Dtype::I32 => 4,
+            ElemType::F16 | ElemType::Bf16 => 2,
+            ElemType::F32 | ElemType::I32 => 4,
         }
     }
 }
@@ -77,7 +78,7 @@ pub enum Param {
     /// A device buffer.
     Ptr {
         name: String,
-        dtype: Dtype,
+        dtype: ElemType,
         elems: u64,
         role: Role,
         /// Integer buffers: seeded values in `[0, max)` (indices).

@@ -7,7 +7,7 @@
 //! floats in `[lo, hi)`), which keeps every kernel inside its buffers and
 //! its arithmetic finite.
 
-use crate::library::{Dtype, Param};
+use crate::library::{ElemType, Param};
 use tally_gpu::rng::SplitMix64;
 
 /// File name of the fill kernels in compiler messages.
@@ -113,22 +113,22 @@ pub fn fill_of(p: &Param) -> Option<Fill> {
     }
     let (lo, hi) = (lo.unwrap_or(-1.0) as f32, hi.unwrap_or(1.0) as f32);
     Some(match dtype {
-        Dtype::F32 => Fill::Float {
+        ElemType::F32 => Fill::Float {
             entry: "tally_fill_f32",
             lo,
             hi,
         },
-        Dtype::F16 => Fill::Float {
+        ElemType::F16 => Fill::Float {
             entry: "tally_fill_f16",
             lo,
             hi,
         },
-        Dtype::Bf16 => Fill::Float {
+        ElemType::Bf16 => Fill::Float {
             entry: "tally_fill_bf16",
             lo,
             hi,
         },
-        Dtype::I32 => Fill::Index {
+        ElemType::I32 => Fill::Index {
             max: max.unwrap_or(1024).max(1),
         },
     })
@@ -163,7 +163,7 @@ mod tests {
                 match (fill_of(p), role) {
                     (None, Role::Out) => {}
                     (Some(Fill::Index { max }), _) => {
-                        assert_eq!(*dtype, Dtype::I32);
+                        assert_eq!(*dtype, ElemType::I32);
                         assert!(max >= 1);
                     }
                     (Some(Fill::Float { entry, lo, hi }), _) => {

@@ -3,7 +3,7 @@
 //! from the manifest's range, the same bytes for every run of every
 //! variant; and the scalar parameters as launch arguments.
 
-use crate::library::{Dtype, LibraryKernel, Param, Role};
+use crate::library::{ElemType, LibraryKernel, Param, Role};
 use tally_gpu::rng::SplitMix64;
 
 /// Byte written over output buffers before every run, so a block that a
@@ -68,7 +68,7 @@ pub fn host_args(k: &LibraryKernel, seed: u64) -> Vec<HostArg> {
 }
 
 fn seeded(
-    dtype: Dtype,
+    dtype: ElemType,
     n: usize,
     max: Option<u32>,
     lo: f64,
@@ -79,10 +79,10 @@ fn seeded(
     for _ in 0..n {
         let x = lo + (hi - lo) * rng.next_f64();
         match dtype {
-            Dtype::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
-            Dtype::F16 => out.extend_from_slice(&f32_to_f16_bits(x as f32).to_le_bytes()),
-            Dtype::Bf16 => out.extend_from_slice(&f32_to_bf16_bits(x as f32).to_le_bytes()),
-            Dtype::I32 => {
+            ElemType::F32 => out.extend_from_slice(&(x as f32).to_le_bytes()),
+            ElemType::F16 => out.extend_from_slice(&f32_to_f16_bits(x as f32).to_le_bytes()),
+            ElemType::Bf16 => out.extend_from_slice(&f32_to_bf16_bits(x as f32).to_le_bytes()),
+            ElemType::I32 => {
                 let v = match max {
                     Some(m) => rng.below(u64::from(m.max(1))) as i32,
                     None => (x * 100.0) as i32,
