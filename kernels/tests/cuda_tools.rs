@@ -98,6 +98,7 @@ fn golden_ptx_matches_nvrtc() {
         "grid3d",
         "early_return",
         "barrier_loop",
+        "partial_warp_return",
         "multi_entry",
         "shared_arrays",
     ] {
@@ -105,7 +106,7 @@ fn golden_ptx_matches_nvrtc() {
         check(&format!("{stem}.sm_90.ptx"), ptx, &format!("{stem}.cu"));
         checked += 1;
     }
-    assert_eq!(checked, 25);
+    assert_eq!(checked, 26);
 }
 
 /// CUDA C that is not in the library — 3-D grids, early returns, barriers
@@ -117,6 +118,7 @@ fn kernels_outside_the_library_transform_and_assemble() {
         "grid3d",
         "early_return",
         "barrier_loop",
+        "partial_warp_return",
         "multi_entry",
         "shared_arrays",
     ] {

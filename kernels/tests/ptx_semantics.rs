@@ -7,10 +7,13 @@
 
 mod common;
 
-use common::interp::{run, Launch, Memory};
+use common::interp::run;
+use common::memory::{Launch, Memory};
+use common::sync_early::{read_out, sync_early, SyncCase};
 use proptest::prelude::*;
 use tally_kernels::ptx::ast::{Function, Module};
 use tally_kernels::ptx::{parse_module, transform_module, walk, Variants};
+use tally_kernels::verify::{retreat_failure, RunStatus};
 
 fn transformed(fixture: &str) -> Module {
     let m = parse_module(&common::handwritten(fixture)).unwrap();
@@ -188,54 +191,6 @@ proptest! {
     }
 }
 
-/// One sync_early configuration: original grid, threads per block,
-/// loop iterations, interleaving seed.
-#[derive(Clone, Copy)]
-struct SyncCase {
-    grid: [u32; 3],
-    threads: u32,
-    iters: u32,
-    seed: u64,
-}
-
-/// Runs `f` (sync_early or a variant) for `case`, launched with
-/// `launch_grid` plus any extra parameters; returns the output address.
-fn sync_early(
-    f: &Function,
-    case: SyncCase,
-    launch_grid: [u32; 3],
-    extra: &[(&str, u64)],
-    mem: &mut Memory,
-) -> u64 {
-    let SyncCase {
-        grid,
-        threads,
-        iters,
-        seed,
-    } = case;
-    let n = (grid[0] * grid[1] * grid[2] * threads) as usize;
-    let out = mem.alloc(4 * n);
-    let mut launch = Launch::new(launch_grid, [threads, 1, 1])
-        .param("sync_early_param_0", out)
-        .param("sync_early_param_1", u64::from(iters))
-        .param("__tally_grid_x", u64::from(grid[0]))
-        .param("__tally_grid_y", u64::from(grid[1]))
-        .param("__tally_grid_z", u64::from(grid[2]));
-    for (k, v) in extra {
-        launch = launch.param(k, *v);
-    }
-    launch.seed = seed;
-    launch.max_steps = 5_000_000;
-    run(f, &launch, mem, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", f.name));
-    out
-}
-
-fn read_out(mem: &Memory, out: u64, n: u32) -> Vec<u32> {
-    (0..n)
-        .map(|i| mem.read_u32(out + 4 * u64::from(i)))
-        .collect()
-}
-
 #[test]
 fn sync_aware_pass_completes_with_the_original_results() {
     let m = parse_module(&common::handwritten("sync_early_return.ptx")).unwrap();
@@ -253,6 +208,7 @@ fn sync_aware_pass_completes_with_the_original_results() {
                 threads,
                 iters,
                 seed,
+                adversarial: false,
             };
             let mut mem = Memory::default();
             let out = sync_early(func(&m, "sync_early"), case, grid, &[], &mut mem);
@@ -322,4 +278,51 @@ fn ptb_exit_in_nested_entry_is_a_branch_and_funcs_still_return() {
     assert_eq!(count(ptb, "exit"), 0);
     assert_eq!(count(ptb, "ret"), 1, "only the loop exit returns");
     assert_eq!(count(func(&t, "twice"), "ret"), 1, ".func keeps its ret");
+}
+
+/// `tally kernels verify`'s retreat-and-resume row, as the device runs it:
+/// one worker, the flag raised once the counter shows a block taken. The
+/// kernel then stops part-way and the row passes; a flag that is cleared
+/// again before the kernel starts (what the unordered reset on the
+/// kernel's stream could do) lets it run to its end, and the row fails
+/// instead of passing a test of nothing.
+#[test]
+fn the_retreat_row_fails_unless_the_kernel_stopped_part_way() {
+    let grid = [4, 2, 1];
+    let t = transformed("record3d.ptx");
+    let f = func(&t, "record3d__tally_preempt");
+    let run_once = |raise_when_running: bool| -> u64 {
+        let mut r = Record::new(grid);
+        let counter = r.mem.alloc(4);
+        let retreat = r.mem.alloc(4);
+        let mut launch = r
+            .launch([1, 1, 1], [2, 1, 1], grid)
+            .param("__tally_counter", counter)
+            .param("__tally_retreat", retreat);
+        launch.adversarial = true;
+        if !raise_when_running {
+            // Raised early, then cleared by a reset that lands later.
+            r.mem.write_u32(retreat, 1);
+            r.mem.write_u32(retreat, 0);
+        }
+        run(f, &launch, &mut r.mem, &mut |mem| {
+            if raise_when_running && mem.read_u32(counter) >= 1 {
+                mem.write_u32(retreat, 1);
+            }
+        })
+        .unwrap();
+        u64::from(r.mem.read_u32(counter).min(r.total))
+    };
+    let total = 8;
+    let finished = run_once(true);
+    assert!(finished > 0 && finished < total, "{finished}");
+    assert_eq!(retreat_failure(finished, total), None);
+    let finished = run_once(false);
+    assert_eq!(finished, total);
+    let failed = retreat_failure(finished, total).expect("a run to the end fails the row");
+    assert!(
+        matches!(&failed, RunStatus::Failed { error } if error.contains("did not retreat mid-run")),
+        "{failed:?}"
+    );
+    assert!(retreat_failure(0, total).is_some());
 }

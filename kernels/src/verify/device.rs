@@ -17,7 +17,9 @@ use cudarc::nvrtc::Ptx;
 use tally_gpu::cuda::{driver_present, Arch};
 
 use super::inputs::{host_args, HostArg};
-use super::{CheckError, CheckReport, CheckRow, CheckRun, PreemptionLatency, RunStatus};
+use super::{
+    retreat_failure, CheckError, CheckReport, CheckRow, CheckRun, PreemptionLatency, RunStatus,
+};
 use crate::build::build_file;
 
 fn drv(e: DriverError) -> CheckError {
@@ -32,6 +34,8 @@ const SLICES: u64 = 5;
 const BLOCKS_PER_WORKER: u64 = 3;
 /// Relaunches allowed before a resumed run counts as stuck.
 const MAX_RELAUNCHES: u32 = 100_000;
+/// How long the retreat-and-resume run waits for its kernel to take a block.
+const RETREAT_WAIT: Duration = Duration::from_secs(5);
 /// Trials of the preemption-latency measurement.
 const LATENCY_TRIALS: usize = 20;
 
@@ -383,37 +387,56 @@ fn check_kernel(gpu: &Gpu, k: &LibraryKernel, seed: u64) -> Res<Vec<CheckRow>> {
                 launch(s, &f, &args, Extra::Preempt(grid), (workers, 1, 1), k.block)?;
                 Ok((1, None))
             }
-            CheckRun::PreemptResumed => resumed(gpu, &f, &mut args, grid, workers, k.block, total),
+            CheckRun::PreemptResumed => resumed(gpu, &f, &mut args, grid, k.block, total),
             CheckRun::Original => unreachable!(),
         })?;
+        let mut status = compare(&reference, &args.outputs(s)?);
         if let Some(at) = at {
             blocks_at_retreat = Some(at);
+            if let Some(failed) = retreat_failure(u64::from(at), total) {
+                status = failed;
+            }
         }
-        let status = compare(&reference, &args.outputs(s)?);
         rows.push(row(k, run, launches, blocks_at_retreat, t, status));
     }
     Ok(rows)
 }
 
-/// Launch the preemptive variant, raise the retreat flag at once from the
-/// side stream, then relaunch (flag down) until the counter says every
-/// block ran. Returns (launches, blocks finished at the retreat).
+/// Launch the preemptive variant with one worker (its blocks then run one
+/// after another, so the kernel lasts long enough to be caught mid-run),
+/// raise the retreat flag once the worker has taken its first block, then
+/// relaunch (flag down) until the counter says every block ran. Returns
+/// (launches, blocks finished at the retreat).
+///
+/// Ordering: the reset of the counter and the flag is queued on the
+/// kernel's stream `s`, so `s` is synchronised before the side stream
+/// touches either; the flag goes up from the side stream only after the
+/// counter shows the kernel running; it comes down on `s`, after the
+/// retreated kernel and before the relaunches that must see it clear.
 fn resumed(
     gpu: &Gpu,
     f: &CudaFunction,
     args: &mut DeviceArgs,
     grid: [u32; 3],
-    workers: u32,
     block: [u32; 3],
     total: u64,
 ) -> Res<(u32, Option<u32>)> {
     let (s, side) = (&gpu.stream, &gpu.side);
-    launch(s, f, args, Extra::Preempt(grid), (workers, 1, 1), block)?;
+    s.synchronize().map_err(drv)?;
+    launch(s, f, args, Extra::Preempt(grid), (1, 1, 1), block)?;
+    let deadline = Instant::now() + RETREAT_WAIT;
+    while side.clone_dtoh(&args.counter).map_err(drv)?[0] == 0 {
+        if Instant::now() > deadline {
+            return Err(CheckError::Driver(format!(
+                "the preemptive kernel took no block within {RETREAT_WAIT:?}"
+            )));
+        }
+    }
     side.memcpy_htod(&[1u32], &mut args.retreat).map_err(drv)?;
     side.synchronize().map_err(drv)?;
+    // The retreated kernel has exited: every block it took is finished.
     let at = args.blocks_done(s)?;
-    side.memcpy_htod(&[0u32], &mut args.retreat).map_err(drv)?;
-    side.synchronize().map_err(drv)?;
+    s.memcpy_htod(&[0u32], &mut args.retreat).map_err(drv)?;
     let mut launches = 1;
     while u64::from(args.blocks_done(s)?) < total {
         if launches >= MAX_RELAUNCHES {
@@ -421,7 +444,7 @@ fn resumed(
                 "preemptive relaunches made no progress after {launches} launches"
             )));
         }
-        launch(s, f, args, Extra::Preempt(grid), (workers, 1, 1), block)?;
+        launch(s, f, args, Extra::Preempt(grid), (1, 1, 1), block)?;
         launches += 1;
     }
     Ok((launches, Some(at.min(total as u32))))

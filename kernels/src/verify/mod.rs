@@ -30,7 +30,9 @@ pub enum CheckRun {
     Ptb,
     /// Preemptive PTB run to completion in one launch.
     Preempt,
-    /// Preemptive PTB retreated right after launch, relaunched until done.
+    /// Preemptive PTB retreated mid-run (flag raised once its one worker
+    /// has taken a block), relaunched until done; fails unless it really
+    /// stopped part-way.
     PreemptResumed,
 }
 
@@ -120,6 +122,27 @@ pub struct CheckReport {
     pub compute_capability: String,
     pub rows: Vec<CheckRow>,
     pub preemption: Option<PreemptionLatency>,
+}
+
+/// A retreat-and-resume run is only a test of retreating if the kernel
+/// stopped part-way: `None` when `0 < finished < total` blocks had finished
+/// at the retreat, else the failure to report (a kernel that ran to the end
+/// before the flag landed, or stopped before its first block, tested
+/// nothing).
+pub fn retreat_failure(finished: u64, total: u64) -> Option<RunStatus> {
+    if finished > 0 && finished < total {
+        return None;
+    }
+    let when = if finished == 0 {
+        "before its first block"
+    } else {
+        "only after its last block"
+    };
+    Some(RunStatus::Failed {
+        error: format!(
+            "did not retreat mid-run: it stopped {when} ({finished} of {total} blocks finished)"
+        ),
+    })
 }
 
 impl CheckReport {

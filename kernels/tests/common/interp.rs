@@ -1,10 +1,14 @@
 //! A tiny PTX interpreter for tests: runs one launch (all CTAs of a grid,
 //! several threads each) of an entry from the AST, interleaving threads
-//! round-robin with a seeded quantum, parking a thread at `bar.sync` /
-//! `barrier.sync` until every non-exited thread of its CTA has arrived (as
-//! the hardware does). It covers the integer subset the transforms emit and
-//! the hand-written test kernels use; anything else is an error, not a
-//! guess. Test support only.
+//! round-robin with a seeded quantum or, adversarially, one randomly chosen
+//! thread per instruction (`Launch::adversarial`). A thread at `bar.sync` /
+//! `barrier.sync` / `barrier.red.popc` is parked until every non-exited
+//! thread of its CTA has arrived (as the hardware does); `barrier.red.popc`
+//! then gives every participant the count of arrivals that voted true, and
+//! a round that mixes `barrier.red` with `barrier.sync` is an error (the
+//! PTX ISA leaves it undefined). It covers the integer subset the
+//! transforms emit and the hand-written test kernels use; anything else is
+//! an error, not a guess. Test support only.
 
 #![allow(dead_code)]
 
@@ -13,99 +17,8 @@ use std::collections::HashMap;
 use tally_kernels::ptx::ast::*;
 use tally_kernels::ptx::lexer::int_value;
 
-/// Flat global memory starting at `GLOBAL_BASE`, grown by `alloc`.
-#[derive(Debug, Default, Clone)]
-pub struct Memory {
-    pub bytes: Vec<u8>,
-}
-
-pub const GLOBAL_BASE: u64 = 0x1000_0000;
-
-impl Memory {
-    /// Allocates `n` zeroed bytes (16-aligned) and returns their address.
-    pub fn alloc(&mut self, n: usize) -> u64 {
-        let pad = (16 - self.bytes.len() % 16) % 16;
-        self.bytes.resize(self.bytes.len() + pad, 0);
-        let addr = GLOBAL_BASE + self.bytes.len() as u64;
-        self.bytes.resize(self.bytes.len() + n, 0);
-        addr
-    }
-
-    fn index(&self, addr: u64, n: usize) -> Result<usize, String> {
-        let off = addr
-            .checked_sub(GLOBAL_BASE)
-            .ok_or_else(|| format!("global address {addr:#x} below base"))?;
-        let off = usize::try_from(off).map_err(|_| "address overflow".to_string())?;
-        if off + n > self.bytes.len() {
-            return Err(format!("global access {addr:#x}+{n} out of bounds"));
-        }
-        Ok(off)
-    }
-
-    pub fn read(&self, addr: u64, n: usize) -> Result<u64, String> {
-        let off = self.index(addr, n)?;
-        Ok(read_le(&self.bytes[off..off + n]))
-    }
-
-    pub fn write(&mut self, addr: u64, n: usize, v: u64) -> Result<(), String> {
-        let off = self.index(addr, n)?;
-        write_le(&mut self.bytes[off..off + n], v);
-        Ok(())
-    }
-
-    pub fn read_u32(&self, addr: u64) -> u32 {
-        self.read(addr, 4).expect("in bounds") as u32
-    }
-
-    pub fn write_u32(&mut self, addr: u64, v: u32) {
-        self.write(addr, 4, u64::from(v)).expect("in bounds");
-    }
-}
-
-fn read_le(b: &[u8]) -> u64 {
-    b.iter()
-        .rev()
-        .fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
-}
-
-fn write_le(b: &mut [u8], mut v: u64) {
-    for x in b {
-        *x = v as u8;
-        v >>= 8;
-    }
-}
-
-/// One launch's configuration.
-#[derive(Debug, Clone)]
-pub struct Launch {
-    pub grid: [u32; 3],
-    pub block: [u32; 3],
-    /// Scalar parameter values by name.
-    pub params: HashMap<String, u64>,
-    /// Seed for the per-turn instruction quantum (1..=4).
-    pub seed: u64,
-    /// Bytes given to `.extern .shared` arrays.
-    pub dynamic_shared: usize,
-    pub max_steps: u64,
-}
-
-impl Launch {
-    pub fn new(grid: [u32; 3], block: [u32; 3]) -> Launch {
-        Launch {
-            grid,
-            block,
-            params: HashMap::new(),
-            seed: 1,
-            dynamic_shared: 256,
-            max_steps: 20_000_000,
-        }
-    }
-
-    pub fn param(mut self, name: &str, v: u64) -> Launch {
-        self.params.insert(name.to_string(), v);
-        self
-    }
-}
+use super::memory::{read_le, write_le, Launch, Memory};
+use super::values::{sext, trunc, type_bytes, types, width};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -114,12 +27,24 @@ enum State {
     Exited,
 }
 
+/// How a parked thread arrived at the barrier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Arrival {
+    Sync,
+    /// `barrier.red.popc.u32 dst, a, {!}p`: its vote and where the count goes.
+    RedPopc {
+        vote: bool,
+        dst: String,
+    },
+}
+
 struct Thread {
     cta: usize,
     tid: [u32; 3],
     pc: usize,
     regs: HashMap<String, u64>,
     state: State,
+    arrival: Arrival,
 }
 
 struct Cta {
@@ -133,15 +58,6 @@ struct Program<'a> {
     labels: HashMap<&'a str, usize>,
     shared_syms: HashMap<&'a str, u64>,
     shared_size: usize,
-}
-
-fn type_bytes(ty: &str) -> usize {
-    match ty {
-        "b8" | "u8" | "s8" => 1,
-        "b16" | "u16" | "s16" | "f16" => 2,
-        "b64" | "u64" | "s64" | "f64" => 8,
-        _ => 4,
-    }
 }
 
 fn flatten<'a>(stmts: &'a [Statement], p: &mut Program<'a>, dynamic_shared: usize) {
@@ -169,46 +85,6 @@ fn flatten<'a>(stmts: &'a [Statement], p: &mut Program<'a>, dynamic_shared: usiz
             _ => {}
         }
     }
-}
-
-fn width(ty: &str) -> u32 {
-    match ty {
-        "b8" | "u8" | "s8" => 8,
-        "b16" | "u16" | "s16" => 16,
-        "b64" | "u64" | "s64" => 64,
-        "pred" => 1,
-        _ => 32,
-    }
-}
-
-fn trunc(v: u64, w: u32) -> u64 {
-    if w >= 64 {
-        v
-    } else {
-        v & ((1u64 << w) - 1)
-    }
-}
-
-fn sext(v: u64, w: u32) -> i64 {
-    if w >= 64 {
-        v as i64
-    } else {
-        let shift = 64 - w;
-        ((v << shift) as i64) >> shift
-    }
-}
-
-const TYPES: &[&str] = &[
-    "b8", "u8", "s8", "b16", "u16", "s16", "b32", "u32", "s32", "b64", "u64", "s64", "pred",
-];
-
-/// The type modifiers of an instruction, in order.
-fn types(i: &Instruction) -> Vec<&str> {
-    i.modifiers
-        .iter()
-        .map(String::as_str)
-        .filter(|m| TYPES.contains(m))
-        .collect()
 }
 
 struct Machine<'a> {
@@ -573,7 +449,36 @@ impl Machine<'_> {
                 }
             }
             "bar" | "barrier" if i.has_modifier("warp") => {}
-            "bar" | "barrier" => t.state = State::AtBarrier,
+            "bar" | "barrier" if i.has_modifier("red") => {
+                if !i.has_modifier("popc") {
+                    return Err(format!("only barrier.red.popc is supported: {i}"));
+                }
+                let dst = Self::dst(i, 0)?.ok_or("barrier.red without a destination")?;
+                let vote = match ops.last() {
+                    Some(Operand::Not(p)) => {
+                        *t.regs
+                            .get(p.as_str())
+                            .ok_or_else(|| format!("unset predicate {p}"))?
+                            == 0
+                    }
+                    Some(Operand::Var { name, comp: None }) => {
+                        *t.regs
+                            .get(name.as_str())
+                            .ok_or_else(|| format!("unset predicate {name}"))?
+                            != 0
+                    }
+                    _ => return Err(format!("barrier.red without a predicate: {i}")),
+                };
+                t.arrival = Arrival::RedPopc {
+                    vote,
+                    dst: dst.to_string(),
+                };
+                t.state = State::AtBarrier;
+            }
+            "bar" | "barrier" => {
+                t.arrival = Arrival::Sync;
+                t.state = State::AtBarrier;
+            }
             "ret" | "exit" => t.state = State::Exited,
             op => return Err(format!("unsupported instruction {op} ({i})")),
         }
@@ -629,6 +534,7 @@ pub fn run(
                                 pc: 0,
                                 regs: HashMap::new(),
                                 state: State::Running,
+                                arrival: Arrival::Sync,
                             });
                         }
                     }
@@ -637,25 +543,43 @@ pub fn run(
         }
     }
     let mut rng = launch.seed | 1;
+    let mut next = move || {
+        // xorshift: the schedule varies by seed.
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
     let mut steps = 0u64;
+    let mut runnable = Vec::with_capacity(threads.len());
     loop {
         let mut progressed = false;
-        for t in threads.iter_mut() {
-            // xorshift: the quantum varies so interleavings vary by seed.
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let quantum = 1 + (rng % 4);
-            for _ in 0..quantum {
-                if t.state != State::Running {
-                    break;
-                }
+        if launch.adversarial {
+            runnable.clear();
+            runnable.extend((0..threads.len()).filter(|&k| threads[k].state == State::Running));
+            if let Some(&k) = runnable.get((next() % runnable.len().max(1) as u64) as usize) {
+                let t = &mut threads[k];
                 m.step(t, &mut ctas, mem).map_err(|e| {
                     format!("thread {:?} of cta {}: pc {}: {e}", t.tid, t.cta, t.pc)
                 })?;
                 hook(mem);
                 steps += 1;
                 progressed = true;
+            }
+        } else {
+            for t in threads.iter_mut() {
+                let quantum = 1 + (next() % 4);
+                for _ in 0..quantum {
+                    if t.state != State::Running {
+                        break;
+                    }
+                    m.step(t, &mut ctas, mem).map_err(|e| {
+                        format!("thread {:?} of cta {}: pc {}: {e}", t.tid, t.cta, t.pc)
+                    })?;
+                    hook(mem);
+                    steps += 1;
+                    progressed = true;
+                }
             }
         }
         if steps > launch.max_steps {
@@ -664,25 +588,8 @@ pub fn run(
                 launch.max_steps
             ));
         }
-        // Release every CTA whose non-exited threads all wait at the barrier.
         for c in 0..ctas.len() {
-            let mut any = false;
-            let mut all = true;
-            for t in threads.iter().filter(|t| t.cta == c) {
-                match t.state {
-                    State::AtBarrier => any = true,
-                    State::Running => all = false,
-                    State::Exited => {}
-                }
-            }
-            if any && all {
-                for t in threads.iter_mut().filter(|t| t.cta == c) {
-                    if t.state == State::AtBarrier {
-                        t.state = State::Running;
-                    }
-                }
-                progressed = true;
-            }
+            progressed |= release_barrier(&mut threads, c)?;
         }
         if threads.iter().all(|t| t.state == State::Exited) {
             return Ok(steps);
@@ -691,4 +598,46 @@ pub fn run(
             return Err("deadlock: no thread can run".into());
         }
     }
+}
+
+/// Releases CTA `c`'s barrier round if every non-exited thread of it has
+/// arrived: `barrier.red.popc` arrivals get the count of true votes.
+fn release_barrier(threads: &mut [Thread], c: usize) -> Result<bool, String> {
+    let mut any = false;
+    for t in threads.iter().filter(|t| t.cta == c) {
+        match t.state {
+            State::AtBarrier => any = true,
+            State::Running => return Ok(false),
+            State::Exited => {}
+        }
+    }
+    if !any {
+        return Ok(false);
+    }
+    let parked = || {
+        threads
+            .iter()
+            .filter(|t| t.cta == c && t.state == State::AtBarrier)
+    };
+    let reds = parked()
+        .filter(|t| matches!(t.arrival, Arrival::RedPopc { .. }))
+        .count();
+    if reds != 0 && reds != parked().count() {
+        return Err(format!(
+            "cta {c}: one barrier round mixes barrier.red ({reds} threads) and barrier.sync"
+        ));
+    }
+    let votes = parked()
+        .filter(|t| matches!(t.arrival, Arrival::RedPopc { vote: true, .. }))
+        .count() as u64;
+    for t in threads
+        .iter_mut()
+        .filter(|t| t.cta == c && t.state == State::AtBarrier)
+    {
+        if let Arrival::RedPopc { dst, .. } = &t.arrival {
+            t.regs.insert(dst.clone(), votes);
+        }
+        t.state = State::Running;
+    }
+    Ok(true)
 }

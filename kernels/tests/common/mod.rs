@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod interp;
+pub mod memory;
+pub mod sync_early;
+pub mod values;
 
 use std::path::PathBuf;
 

@@ -8,7 +8,8 @@
 //! (`tid == (0,0,0)`) reads the flag with `ld.volatile.global`; if it is set
 //! the task is a stop sentinel (`0xFFFFFFFF`), else `atom.global.add.u32
 //! task, [counter], 1`. It stores the task to a function-scope shared slot,
-//! a `barrier.sync 0` publishes it, every thread loads it, and `task >=
+//! a CTA barrier publishes it (`barrier.sync 0`, or the sync-aware pass's
+//! vote when the body has barriers), every thread loads it, and `task >=
 //! total` (the sentinel always is) sends every thread to a real `ret`.
 //! Otherwise the body runs for block `task`, ending at the sync-aware end
 //! point ([`super::sync`]).
@@ -44,7 +45,9 @@ ld.param.u64 @R@rt, [__tally_retreat];
 cvta.to.global.u64 @R@rt, @R@rt;
 ";
 
-const LOOP_HEAD: &str = "
+/// The leader's fetch of the next task; a CTA barrier (the sync-aware
+/// pass's form of barrier 0) then publishes it to [`LOOP_DISPATCH`].
+const LOOP_FETCH: &str = "
 @L@loop:
 @!@R@lead bra @L@fetched;
 ld.volatile.global.u32 @R@t, [@R@rt];
@@ -53,7 +56,9 @@ mov.u32 @R@L, 0xFFFFFFFF;
 @!@R@p atom.global.add.u32 @R@L, [@R@ctr], 1;
 st.shared.u32 [@S@task], @R@L;
 @L@fetched:
-barrier.sync 0;
+";
+
+const LOOP_DISPATCH: &str = "
 ld.shared.u32 @R@L, [@S@task];
 setp.ge.u32 @R@p, @R@L, @R@total;
 @@R@p bra @L@exit;
@@ -74,9 +79,8 @@ pub(crate) fn build(
     barriers: usize,
 ) -> Result<Function, PtxError> {
     let name = entry.name.as_str();
-    let body = loop_body(body, n, barriers);
-    // The task broadcast orders the leader's `done` reset (see `sync`).
-    let sync = end_point(n, name, barriers, false)?;
+    let body = loop_body(body, n, name, barriers)?;
+    let sync = end_point(n, name, barriers)?;
     let mut decls = common_decls(n, name)?;
     decls.extend(code(n, name, LEADER_DECL)?);
     decls.extend(code(n, name, DECLS)?);
@@ -85,7 +89,9 @@ pub(crate) fn build(
     before.extend(code(n, name, SETUP)?);
     before.extend(code(n, name, LEADER)?);
     before.extend(sync.init);
-    before.extend(code(n, name, LOOP_HEAD)?);
+    before.extend(code(n, name, LOOP_FETCH)?);
+    before.extend(sync.barrier);
+    before.extend(code(n, name, LOOP_DISPATCH)?);
     before.extend(decompose(n, name)?);
     let mut after = code(n, name, "@L@next:")?;
     after.extend(sync.end);

@@ -7,7 +7,7 @@
 
 use super::names::Names;
 use super::rewrite::{assemble, code, common_decls, decompose, grid_prologue, Parts, PARAM_GRID};
-use super::sync::{end_point, loop_body, LEADER, LEADER_DECL};
+use super::sync::{end_point, loop_body};
 use crate::ptx::ast::*;
 use crate::ptx::error::PtxError;
 
@@ -37,14 +37,10 @@ pub(crate) fn build(
     barriers: usize,
 ) -> Result<Function, PtxError> {
     let name = entry.name.as_str();
-    let body = loop_body(body, n, barriers);
-    let sync = end_point(n, name, barriers, true)?;
+    let body = loop_body(body, n, name, barriers)?;
+    let sync = end_point(n, name, barriers)?;
     let mut decls = common_decls(n, name)?;
     let mut before = grid_prologue(n, name)?;
-    if barriers > 0 {
-        decls.extend(code(n, name, LEADER_DECL)?);
-        before.extend(code(n, name, LEADER)?);
-    }
     decls.extend(sync.decls);
     before.extend(sync.init);
     before.extend(code(n, name, LOOP_HEAD)?);

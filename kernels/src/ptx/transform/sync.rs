@@ -6,29 +6,35 @@
 //! Without barriers in the body the end point is a plain non-`.aligned`
 //! `barrier.sync 0` (threads arrive from divergent paths).
 //!
-//! With barriers, every body barrier becomes non-`.aligned` `barrier.sync
-//! 0`, and the end point runs a done-counter protocol on a function-scope
-//! shared slot `done` (zeroed by the leader before the loop):
+//! With barriers, every barrier 0 of the variant (the body's, the end
+//! point's and the preemptive variant's task broadcast) becomes the
+//! non-`.aligned` vote `barrier.red.popc.u32 c, 0, v`, never mixed with
+//! `barrier.sync` on the same barrier (the PTX ISA leaves mixing
+//! undefined). A thread still in the body votes false at each of its
+//! barriers; a thread that has finished the block (by falling through or
+//! by an early return) waits at the end point, voting true:
 //!
 //! ```text
-//! atom.shared.add.u32 t, [done], 1;       // I have finished this block
-//! wait: barrier.sync 0;                   // stand in at the others' barriers
-//!       ld.volatile.shared.u32 d, [done];
-//!       if d < ntid.x*ntid.y*ntid.z goto wait;
-//! barrier.sync 0;                         // every thread has read `done`
-//! @leader st.shared.u32 [done], 0;
+//! wait: barrier.red.popc.u32 c, 0, !never;   // I have finished this block
+//!       if c < ntid.x*ntid.y*ntid.z goto wait;
 //! ```
 //!
 //! A waiting thread keeps arriving at barrier 0, so it counts as arrived at
 //! every barrier the others still execute, exactly as an exited thread does
-//! on the hardware. The last thread's increment happens before its arrival
-//! at the round that completes, so every thread reads `d == total` after
-//! that same round and all leave the wait loop together. The second barrier
-//! keeps the leader's reset after everyone's last read; the reset itself is
-//! ordered before the next increment by the next barrier every thread
-//! passes: the task broadcast in the preemptive variant, and an explicit
-//! extra `barrier.sync 0` in plain PTB, which has no per-iteration barrier
-//! of its own.
+//! on the hardware. Every participant of a round gets the same count, so
+//! all threads see `c == n` in the same round (the first in which every
+//! thread is waiting) and leave together: barrier rounds stay in step and
+//! nothing needs resetting.
+//!
+//! The pass first used a shared `done` counter (`atom.add`, then a barrier
+//! and a read, looping while `done < n`, and a leader resetting it). A
+//! late thread's increment is not ordered against an early thread's read
+//! in the same round, so some threads could leave one round before others;
+//! the rounds then went out of step and the reset could land while a
+//! lagging thread still waited (a hang, or a block re-run from a stale
+//! task slot). The interpreter's adversarial schedules find that within a
+//! few dozen schedules (`kernels/tests/ptx_schedules.rs`, on the kept
+//! output `tests/fixtures/regressions/sync_done_counter.ptx`).
 
 use super::names::Names;
 use super::refuse::{classify_barrier, BarrierKind};
@@ -37,37 +43,35 @@ use crate::ptx::ast::*;
 use crate::ptx::error::PtxError;
 use crate::ptx::walk::for_each_instr_mut;
 
-/// Extra declarations for the done-counter protocol.
-const DONE_DECLS: &str = "
-.shared .align 4 .u32 @S@done;
-.reg .b32 @R@n, @R@d, @R@tt;
+/// Extra declarations for the vote.
+const VOTE_DECLS: &str = "
+.reg .pred @R@never;
+.reg .b32 @R@n, @R@c, @R@tt;
 ";
 
-/// Before the loop: the leader predicate, the CTA size, and a zeroed
-/// `done` slot (shared memory starts undefined), published by a barrier.
-const DONE_INIT: &str = "
+/// Before the loop: the CTA size, and the constant-false predicate a
+/// thread still in the body votes with.
+const VOTE_INIT: &str = "
 mov.u32 @R@n, %ntid.x;
 mov.u32 @R@tt, %ntid.y;
 mul.lo.u32 @R@n, @R@n, @R@tt;
 mov.u32 @R@tt, %ntid.z;
 mul.lo.u32 @R@n, @R@n, @R@tt;
-@@R@lead st.shared.u32 [@S@done], 0;
-barrier.sync 0;
+setp.ne.u32 @R@never, @R@n, @R@n;
 ";
 
-const DONE_END: &str = "
-atom.shared.add.u32 @R@tt, [@S@done], 1;
+/// A barrier 0 where every thread is still working (the body's, the task
+/// broadcast): it votes false.
+const VOTE_BUSY: &str = "barrier.red.popc.u32 @R@c, 0, @R@never;";
+
+const VOTE_END: &str = "
 @L@wait:
-barrier.sync 0;
-ld.volatile.shared.u32 @R@d, [@S@done];
-setp.lt.u32 @R@p, @R@d, @R@n;
+barrier.red.popc.u32 @R@c, 0, !@R@never;
+setp.lt.u32 @R@p, @R@c, @R@n;
 @@R@p bra @L@wait;
-barrier.sync 0;
-@@R@lead st.shared.u32 [@S@done], 0;
 ";
 
-/// Leader predicate declaration; the preemptive variant always needs it,
-/// plain PTB only for the done-counter protocol.
+/// Leader predicate declaration (the preemptive variant's task fetch).
 pub(crate) const LEADER_DECL: &str = ".reg .pred @R@lead;";
 
 /// Leader predicate: `tid.x == tid.y == tid.z == 0`.
@@ -83,68 +87,66 @@ setp.eq.u32 @R@lead, @R@t, 0;
 /// What the sync-aware pass adds to a persistent variant.
 #[derive(Debug, Default)]
 pub(crate) struct SyncParts {
-    /// Declarations (the caller declares and sets `@R@lead`).
+    /// Declarations.
     pub decls: Vec<Statement>,
-    /// Runs once before the loop, after the leader predicate is set.
+    /// Runs once before the loop.
     pub init: Vec<Statement>,
     /// The end-of-iteration point (after the `next` label).
     pub end: Vec<Statement>,
+    /// The form every other CTA-wide barrier 0 of the variant takes (the
+    /// preemptive variant's task broadcast).
+    pub barrier: Vec<Statement>,
 }
 
-/// Rewrites every `__syncthreads()`-style barrier in `body` to the
-/// non-`.aligned` `barrier.sync 0` (threads may now arrive divergently).
-/// The caller has refused every other barrier kind already.
-pub(crate) fn rewrite_barriers(body: &mut [Statement]) {
+/// Rewrites every `__syncthreads()`-style barrier in `body` to `vote` (the
+/// non-`.aligned` busy vote: threads may now arrive divergently). The
+/// caller has refused every other barrier kind already.
+fn rewrite_barriers(body: &mut [Statement], vote: &Instruction) {
     for_each_instr_mut(body, &mut |i| {
         if classify_barrier(i) == Some(BarrierKind::CtaSync0) {
-            i.opcode = "barrier".to_string();
-            i.modifiers = vec!["sync".to_string()];
-            i.operands = vec![Operand::Imm {
-                text: "0".to_string(),
-                negative: false,
-                float: false,
-            }];
+            i.opcode = vote.opcode.clone();
+            i.modifiers = vote.modifiers.clone();
+            i.operands = vote.operands.clone();
         }
     });
 }
 
 /// Builds the end point for a body with `barriers` CTA barriers.
-/// `order_reset` adds the extra barrier plain PTB needs (see module doc).
-/// With barriers, the caller must declare and set `@R@lead` ([`LEADER`])
-/// before `init` runs.
-pub(crate) fn end_point(
-    n: &Names,
-    entry: &str,
-    barriers: usize,
-    order_reset: bool,
-) -> Result<SyncParts, PtxError> {
+pub(crate) fn end_point(n: &Names, entry: &str, barriers: usize) -> Result<SyncParts, PtxError> {
     if barriers == 0 {
         return Ok(SyncParts {
             decls: Vec::new(),
             init: Vec::new(),
             end: code(n, entry, "barrier.sync 0;")?,
+            barrier: code(n, entry, "barrier.sync 0;")?,
         });
     }
-    let mut end = code(n, entry, DONE_END)?;
-    if order_reset {
-        end.extend(code(n, entry, "barrier.sync 0;")?);
-    }
     Ok(SyncParts {
-        decls: code(n, entry, DONE_DECLS)?,
-        init: code(n, entry, DONE_INIT)?,
-        end,
+        decls: code(n, entry, VOTE_DECLS)?,
+        init: code(n, entry, VOTE_INIT)?,
+        end: code(n, entry, VOTE_END)?,
+        barrier: code(n, entry, VOTE_BUSY)?,
     })
 }
 
 /// The original body as a persistent loop iteration runs it: block index
 /// substituted, every return a branch to the end of the iteration
 /// (`<label>next`), and barriers made safe for early returners.
-pub(crate) fn loop_body(body: &[Statement], n: &Names, barriers: usize) -> Vec<Statement> {
+pub(crate) fn loop_body(
+    body: &[Statement],
+    n: &Names,
+    entry: &str,
+    barriers: usize,
+) -> Result<Vec<Statement>, PtxError> {
     let mut body = body.to_vec();
     substitute_block_index(&mut body, n);
     returns_to_branch(&mut body, &format!("{}next", n.label));
     if barriers > 0 {
-        rewrite_barriers(&mut body);
+        let vote = code(n, entry, VOTE_BUSY)?;
+        let Some(Statement::Instr(vote)) = vote.first() else {
+            unreachable!("VOTE_BUSY is one instruction");
+        };
+        rewrite_barriers(&mut body, vote);
     }
-    body
+    Ok(body)
 }
