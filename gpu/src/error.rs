@@ -56,6 +56,9 @@ pub enum GpuError {
     #[error("CUDA driver call {call} failed: {code}")]
     Driver { call: &'static str, code: String },
 
+    #[error("the kernels are built with the CUDA {toolkit} compiler tools, whose cubins need a CUDA {} driver (R580 or newer); this driver supports CUDA {driver}: update the driver (tally does not build for older drivers)", toolkit.trim_end_matches(".x"))]
+    ToolkitNewerThanDriver { toolkit: String, driver: String },
+
     #[error("{what} needs an NVIDIA driver for CUDA {needed} or newer; this driver supports CUDA {found}")]
     DriverTooOld {
         what: &'static str,

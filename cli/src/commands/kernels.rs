@@ -141,10 +141,16 @@ fn verify(a: &KernelsVerifyArgs) -> Result<()> {
             p.blocks_done_median
         );
     }
+    if let Some(problem) = &report.preemption_problem {
+        eprintln!("{problem}");
+    }
     if !report.all_identical() {
-        return Err(
-            Finding("some variants' outputs differ from the original kernel's".into()).into(),
-        );
+        let what = if report.preemption_problem.is_some() {
+            "the check failed: see the rows and the preemption latency above"
+        } else {
+            "some variants' outputs differ from the original kernel's, or a run did not retreat"
+        };
+        return Err(Finding(what.into()).into());
     }
     Ok(())
 }

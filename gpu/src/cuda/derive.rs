@@ -104,6 +104,7 @@ mod tests {
             cuda_version: "13.0".into(),
             partition_min_sms: 8,
             partition_step: 8,
+            partition_rule: "driver SM resource".into(),
         }
     }
 

@@ -50,6 +50,10 @@ pub struct DeviceDescription {
     /// Green-context granularity: minimum SMs and step.
     pub partition_min_sms: u32,
     pub partition_step: u32,
+    /// Where the partition rule came from: the driver's SM resource, or the
+    /// per-architecture rule and why (an older driver, or a device whose SM
+    /// resource cannot be queried: MIG instances, older parts).
+    pub partition_rule: String,
 }
 
 impl DeviceDescription {
@@ -143,11 +147,7 @@ fn describe(ordinal: usize, version: u32, smi: Option<&SmiLog>) -> Result<Device
         attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
     );
     let from_smi = smi.and_then(|s| s.gpu(&pci_bus_id));
-    let rule = if version >= GREEN_CONTEXT_DRIVER {
-        device_sm_rule(ordinal, cc_major)?.1
-    } else {
-        SmRule::for_device(cc_major, 0, 0)
-    };
+    let (rule, partition_rule) = partition_rule(version, cc_major, || device_sm_rule(ordinal, cc_major));
     let compute_mode = match from_smi.and_then(|g| g.compute_mode.clone()) {
         Some(m) => m,
         None => match attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)? {
@@ -188,5 +188,55 @@ fn describe(ordinal: usize, version: u32, smi: Option<&SmiLog>) -> Result<Device
         cuda_version: version_string(version),
         partition_min_sms: rule.min_sms,
         partition_step: rule.align,
+        partition_rule,
     })
+}
+
+/// The partition rule of a device: the driver's SM resource where it can
+/// be queried (`query`), else the per-architecture rule, with where it came
+/// from. A device whose resource query fails (MIG instances and older parts
+/// answer `CUDA_ERROR_NOT_SUPPORTED`) is still listed and usable.
+pub fn partition_rule(
+    version: u32,
+    cc_major: u32,
+    query: impl FnOnce() -> Result<(u32, SmRule)>,
+) -> (SmRule, String) {
+    let fallback = SmRule::for_device(cc_major, 0, 0);
+    if version < GREEN_CONTEXT_DRIVER {
+        return (
+            fallback,
+            format!(
+                "architecture rule (driver CUDA {} has no green contexts)",
+                version_string(version)
+            ),
+        );
+    }
+    match query() {
+        Ok((_, rule)) => (rule, "driver SM resource".to_string()),
+        Err(e) => (fallback, format!("architecture rule ({e})")),
+    }
+}
+
+#[cfg(test)]
+mod partition_rule_tests {
+    use super::*;
+
+    #[test]
+    fn an_unsupported_resource_query_falls_back_to_the_architecture_rule() {
+        let not_supported = || {
+            Err(GpuError::Driver {
+                call: "cuDeviceGetDevResource",
+                code: "CUDA_ERROR_NOT_SUPPORTED".into(),
+            })
+        };
+        let (rule, from) = partition_rule(13000, 9, not_supported);
+        assert_eq!(rule, SmRule::for_device(9, 0, 0));
+        assert!(from.contains("CUDA_ERROR_NOT_SUPPORTED"), "{from}");
+        let (rule, from) = partition_rule(12040, 8, || unreachable!("not asked below 12.5"));
+        assert_eq!(rule, SmRule::for_device(8, 0, 0));
+        assert!(from.contains("12.4"), "{from}");
+        let driver = SmRule::for_device(9, 8, 8);
+        let (rule, from) = partition_rule(13000, 9, || Ok((132, driver)));
+        assert_eq!((rule, from.as_str()), (driver, "driver SM resource"));
+    }
 }

@@ -5,6 +5,7 @@
 
 use cudarc::driver::sys;
 
+use super::tools::TOOLKIT_MAJOR;
 use crate::error::{GpuError, Result};
 
 /// The error every GPU path gives on a machine without a driver.
@@ -56,18 +57,50 @@ pub fn version_string(v: u32) -> String {
 /// symbol an older driver lacks would make cudarc panic, so this comes first.
 pub fn require_driver(what: &'static str, needed: u32) -> Result<u32> {
     let v = driver_version()?;
-    if v < needed {
-        return Err(GpuError::DriverTooOld {
-            what,
-            needed: version_string(needed),
-            found: version_string(v),
-        });
-    }
+    supports(v, what, needed)?;
     Ok(v)
 }
 
-/// The first driver release with green contexts (CUDA 12.4).
-pub const GREEN_CONTEXT_DRIVER: u32 = 12040;
+/// Whether a driver of CUDA version `found` has what `what` needs (CUDA
+/// `needed`): the [`require_driver`] decision, without a driver.
+pub fn supports(found: u32, what: &'static str, needed: u32) -> Result<()> {
+    if found < needed {
+        return Err(GpuError::DriverTooOld {
+            what,
+            needed: version_string(needed),
+            found: version_string(found),
+        });
+    }
+    Ok(())
+}
+
+/// The first driver release with everything the green-context paths call:
+/// green contexts came in CUDA 12.4, but a stream inside one
+/// (`cuGreenCtxStreamCreate`) only in 12.5.
+pub const GREEN_CONTEXT_DRIVER: u32 = 12050;
+
+/// Fail unless a driver of CUDA version `found` loads the cubins the
+/// pinned compiler tools make: ptxas of CUDA major `TOOLKIT_MAJOR` emits
+/// cubins for drivers of that major or newer (minor-version compatibility
+/// holds within a major, not across), so a CUDA 12 driver cannot load
+/// them. The error names both versions and the remedies.
+pub fn supports_cubins(found: u32) -> Result<()> {
+    let needed = TOOLKIT_MAJOR * 1000;
+    if found < needed {
+        return Err(GpuError::ToolkitNewerThanDriver {
+            toolkit: format!("{TOOLKIT_MAJOR}.x"),
+            driver: version_string(found),
+        });
+    }
+    Ok(())
+}
+
+/// [`supports_cubins`] for the installed driver.
+pub fn require_cubin_driver() -> Result<u32> {
+    let v = driver_version()?;
+    supports_cubins(v)?;
+    Ok(v)
+}
 
 #[cfg(test)]
 mod tests {
@@ -77,6 +110,32 @@ mod tests {
     fn versions_print_as_cuda_releases() {
         assert_eq!(version_string(12040), "12.4");
         assert_eq!(version_string(13020), "13.2");
+    }
+
+    /// What each driver release from 12.4 to 13.x may run: green
+    /// contexts with streams from 12.5, event timing (`_v2`) from 12.8, the
+    /// CUDA 13 tools' cubins from 13.0; every refusal names both versions.
+    #[test]
+    fn each_driver_release_gets_what_it_supports_and_a_named_refusal_otherwise() {
+        use crate::cuda::timer::EVENT_TIMING_DRIVER;
+        let cases = [
+            (12040, false, false, false),
+            (12050, true, false, false),
+            (12080, true, true, false),
+            (12090, true, true, false),
+            (13000, true, true, true),
+            (13020, true, true, true),
+            (13050, true, true, true),
+        ];
+        for (v, green, events, cubins) in cases {
+            assert_eq!(supports(v, "green contexts", GREEN_CONTEXT_DRIVER).is_ok(), green, "{v}");
+            assert_eq!(supports(v, "event timing", EVENT_TIMING_DRIVER).is_ok(), events, "{v}");
+            assert_eq!(supports_cubins(v).is_ok(), cubins, "{v}");
+        }
+        let e = supports(12040, "green contexts", GREEN_CONTEXT_DRIVER).unwrap_err();
+        assert!(e.to_string().contains("12.5") && e.to_string().contains("12.4"), "{e}");
+        let e = supports_cubins(12080).unwrap_err().to_string();
+        assert!(e.contains("CUDA 12.8") && e.contains("13.x") && e.contains("R580"), "{e}");
     }
 
     #[test]

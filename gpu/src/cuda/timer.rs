@@ -215,7 +215,7 @@ impl<'l> Timer<'l> {
 
     /// The launch timed alone.
     pub fn time(&self, cfg: TimingConfig) -> Result<Timing> {
-        summarize(&self.series(cfg)?).ok_or_else(no_timings)
+        summarize(&self.series(cfg)?).map_err(no_timings)
     }
 
     /// The launch timed while `co` runs continuously on its own stream, fed
@@ -258,15 +258,12 @@ impl<'l> Timer<'l> {
         let drained = co.drain();
         result?;
         drained?;
-        Ok((summarize(&samples).ok_or_else(no_timings)?, idle_reps))
+        Ok((summarize(&samples).map_err(no_timings)?, idle_reps))
     }
 }
 
-fn no_timings() -> GpuError {
-    GpuError::Driver {
-        call: "cuEventElapsedTime",
-        code: "no valid timings".to_string(),
-    }
+fn no_timings(e: crate::cuda::timing::TimingError) -> GpuError {
+    GpuError::Device(format!("event timing: {e}"))
 }
 
 #[cfg(test)]

@@ -44,13 +44,39 @@ pub struct Timing {
     /// Interquartile range over the median, percent.
     pub spread_pct: f64,
     pub samples: usize,
+    /// Samples of 0 us: the launch took less than CUDA events resolve
+    /// (about half a microsecond). Kept, and counted, rather than thrown
+    /// away with the rest of the series.
+    pub zero_samples: usize,
 }
 
-/// Summarise `samples_us`; `None` when there are none or one is not a
-/// finite, positive duration (a failed event pair).
-pub fn summarize(samples_us: &[f64]) -> Option<Timing> {
-    if samples_us.is_empty() || samples_us.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-        return None;
+/// Why a timed series has no summary.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TimingError {
+    #[error("no timed samples")]
+    Empty,
+    #[error("event pair {index} gave {value} us (a failed or out-of-order event pair)")]
+    Invalid { index: usize, value: f64 },
+    #[error(
+        "median of {samples} samples is 0 us: the kernel is shorter than CUDA event resolution \
+         (about 0.5 us), so event timing cannot measure it"
+    )]
+    BelowResolution { samples: usize },
+}
+
+/// Summarise `samples_us`. A negative or non-finite sample (a failed event
+/// pair) is an error naming it; zeros are below the events' resolution and
+/// are counted, and only a zero median is an error.
+pub fn summarize(samples_us: &[f64]) -> Result<Timing, TimingError> {
+    if samples_us.is_empty() {
+        return Err(TimingError::Empty);
+    }
+    if let Some((index, &value)) = samples_us
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(v.is_finite() && **v >= 0.0))
+    {
+        return Err(TimingError::Invalid { index, value });
     }
     let mut v = samples_us.to_vec();
     v.sort_unstable_by(f64::total_cmp);
@@ -61,12 +87,16 @@ pub fn summarize(samples_us: &[f64]) -> Option<Timing> {
         v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
     };
     let median = quantile(0.5);
-    Some(Timing {
+    if median <= 0.0 {
+        return Err(TimingError::BelowResolution { samples: v.len() });
+    }
+    Ok(Timing {
         median_us: median,
         min_us: v[0],
         max_us: v[v.len() - 1],
         spread_pct: (quantile(0.75) - quantile(0.25)) / median * 100.0,
         samples: v.len(),
+        zero_samples: v.iter().filter(|&&x| x == 0.0).count(),
     })
 }
 
@@ -83,8 +113,26 @@ mod tests {
         assert!((t.spread_pct - 100.0 / 11.0).abs() < 1e-9);
         let even = summarize(&[1.0, 2.0, 3.0, 4.0]).expect("timing");
         assert_eq!(even.median_us, 2.5);
-        assert!(summarize(&[]).is_none());
-        assert!(summarize(&[1.0, 0.0]).is_none());
-        assert!(summarize(&[1.0, f64::NAN]).is_none());
+        assert_eq!(summarize(&[]), Err(TimingError::Empty));
+        assert!(matches!(
+            summarize(&[1.0, f64::NAN]),
+            Err(TimingError::Invalid { index: 1, .. })
+        ));
+    }
+
+    /// One zero among good samples (a launch under the events' resolution)
+    /// no longer throws the series away; it is counted. A zero median and
+    /// a failed event pair are errors that say which.
+    #[test]
+    fn zero_samples_are_counted_and_only_a_zero_median_fails() {
+        let t = summarize(&[1.0, 0.0, 1.2, 1.1]).expect("timing");
+        assert_eq!((t.zero_samples, t.samples), (1, 4));
+        assert!((t.median_us - 1.05).abs() < 1e-9);
+        let e = summarize(&[0.0, 0.0, 0.5]).unwrap_err();
+        assert_eq!(e, TimingError::BelowResolution { samples: 3 });
+        assert!(e.to_string().contains("shorter than CUDA event resolution"));
+        let e = summarize(&[1.0, -2.0]).unwrap_err();
+        assert!(e.to_string().contains("event pair 1 gave -2 us"), "{e}");
+        assert!(matches!(summarize(&[1.0, f64::INFINITY]), Err(TimingError::Invalid { index: 1, .. })));
     }
 }

@@ -9,6 +9,9 @@ use std::path::{Path, PathBuf};
 pub const TOOLS_DIR: &str = "target/cuda-tools";
 /// Inside it, where the PyPI packages put the CUDA 13 tree.
 const CUDA_TREE: &str = "py/nvidia/cu13";
+/// The CUDA major release of those tools (`scripts/install-cuda-tools.sh`
+/// pins 13.5): what a driver must support to load the cubins they make.
+pub const TOOLKIT_MAJOR: u32 = 13;
 
 /// Why a tool could not be found or run.
 #[derive(Debug, thiserror::Error)]

@@ -28,7 +28,7 @@ use super::loaded::{LoadedKernel, LoadedLibrary};
 use crate::library::LibraryKernel;
 use crate::standin::{stand_in, StandIn};
 use tally_gpu::cuda::device::{describe_device, DeviceDescription};
-use tally_gpu::cuda::driver::require_driver;
+use tally_gpu::cuda::driver::{require_cubin_driver, require_driver};
 use tally_gpu::cuda::green::{create_partitions, GreenPartition};
 use tally_gpu::cuda::ncu::NcuRunner;
 use tally_gpu::cuda::nvrtc::Arch;
@@ -82,6 +82,7 @@ impl CudaBackend {
         // Every driver call below exists from this release on; cudarc would
         // panic on a missing symbol, so an older driver stops here.
         require_driver("the CUDA backend", EVENT_TIMING_DRIVER)?;
+        require_cubin_driver()?;
         let device = describe_device(ordinal)?;
         if spec.sm_count != device.sm_count {
             return Err(GpuError::Device(format!(
@@ -293,6 +294,7 @@ impl Backend for CudaBackend {
             ("device", format!("{} (ordinal {})", d.name, d.ordinal)),
             ("compute_capability", d.compute_capability()),
             ("cuda_driver", d.cuda_version.clone()),
+            ("partition_rule", d.partition_rule.clone()),
             ("warmup", self.cfg.warmup.to_string()),
             ("repetitions", self.cfg.repetitions.to_string()),
             (
@@ -305,6 +307,7 @@ impl Backend for CudaBackend {
                  (launch__grid_size and launch__block_size are the stand-in's)"
                     .into(),
             ),
+            ("co_runner_idle", co_runner_idle(self.co_sides.get())),
             (
                 "counters",
                 match &self.ncu {
@@ -381,10 +384,25 @@ impl Backend for CudaBackend {
     }
 }
 
+/// How many pair sides found their co-runner's queue empty at least once
+/// (`(sides measured, sides with an empty queue)`), for `run.json`: such a
+/// side was measured beside a co-runner that was not busy all the time.
+fn co_runner_idle((sides, idle): (u64, u64)) -> String {
+    format!("{idle} of {sides} pair sides found the co-runner's queue empty at least once")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tally_gpu::cuda::driver_present;
+
+    #[test]
+    fn idle_co_runner_sides_are_reported() {
+        assert_eq!(
+            co_runner_idle((12, 3)),
+            "3 of 12 pair sides found the co-runner's queue empty at least once"
+        );
+    }
 
     #[test]
     fn bad_settings_are_refused_before_the_driver_is_touched() {

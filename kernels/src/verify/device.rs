@@ -14,6 +14,8 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+use tally_gpu::cuda::driver::{require_cubin_driver, require_driver};
+use tally_gpu::cuda::timer::EVENT_TIMING_DRIVER;
 use tally_gpu::cuda::{driver_present, Arch};
 
 use super::inputs::{host_args, HostArg};
@@ -44,6 +46,11 @@ pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
     if !driver_present() {
         return Err(CheckError::NoDriver);
     }
+    // cudarc panics on a symbol the driver lacks: the timing here calls
+    // `cuEventElapsedTime_v2` (CUDA 12.8), and the cubins need the tools'
+    // major release; an older driver stops here with both versions named.
+    require_driver("tally kernels verify (event timing)", EVENT_TIMING_DRIVER)?;
+    require_cubin_driver()?;
     let ctx = CudaContext::new(ordinal).map_err(drv)?;
     // SAFETY: ordering between the two streams is done here by hand (the
     // retreat flag is written on the side stream while the kernel reading it
@@ -65,6 +72,7 @@ pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
     };
     let mut rows = Vec::new();
     let mut preemption = None;
+    let mut preemption_problem = None;
     for k in library::kernels()? {
         if k.min_arch > arch.number() {
             for run in CheckRun::ALL {
@@ -83,7 +91,11 @@ pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
         }
         rows.extend(check_kernel(&gpu, k, seed)?);
         if k.entry == "gemm_f32" {
-            preemption = Some(preemption_latency(&gpu, k, sms, seed)?);
+            match preemption_latency(&gpu, k, sms, seed) {
+                Ok(p) => preemption = Some(p),
+                Err(CheckError::NoPreemption(why)) => preemption_problem = Some(why),
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(CheckReport {
@@ -91,6 +103,7 @@ pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
         compute_capability: cc,
         rows,
         preemption,
+        preemption_problem,
     })
 }
 
@@ -486,8 +499,7 @@ fn preemption_latency(gpu: &Gpu, k: &LibraryKernel, sms: u32, seed: u64) -> Res<
     };
     let ((), full_run_ms) = timed(s, || run(&args))?;
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let mut latencies = Vec::new();
-    let mut done = Vec::new();
+    let mut trials = Vec::new();
     for _ in 0..LATENCY_TRIALS {
         args.reset(s)?;
         s.synchronize().map_err(drv)?;
@@ -504,22 +516,11 @@ fn preemption_latency(gpu: &Gpu, k: &LibraryKernel, sms: u32, seed: u64) -> Res<
             // Finished before the flag landed: not a preemption.
             continue;
         }
-        latencies.push(f64::from(landed.elapsed_ms(&end).map_err(drv)?).max(0.0) * 1e3);
-        done.push(u64::from(blocks));
+        let latency_us = f64::from(landed.elapsed_ms(&end).map_err(drv)?).max(0.0) * 1e3;
+        trials.push((latency_us, u64::from(blocks)));
     }
-    latencies.sort_by(f64::total_cmp);
-    done.sort_unstable();
-    let median = |v: &[f64]| v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
-    Ok(PreemptionLatency {
-        entry: big.entry.clone(),
-        blocks: total,
-        workers,
-        full_run_ms,
-        trials: latencies.len(),
-        latency_us_median: median(&latencies),
-        latency_us_max: latencies.last().copied().unwrap_or(f64::NAN),
-        blocks_done_median: done.get(done.len() / 2).copied().unwrap_or(0),
-    })
+    PreemptionLatency::from_trials(&big.entry, total, workers, full_run_ms, trials, LATENCY_TRIALS)
+        .map_err(CheckError::NoPreemption)
 }
 
 /// Busy-wait: a sleep's wake-up jitter is larger than the kernels here.

@@ -115,6 +115,41 @@ pub struct PreemptionLatency {
     pub blocks_done_median: u64,
 }
 
+impl PreemptionLatency {
+    /// The summary of the latency trials (`(latency_us, blocks_done)` of
+    /// each trial that retreated); `attempted` trials were run. None
+    /// retreating (every kernel finished before its flag landed) measured
+    /// nothing: an error that says so, never a NaN.
+    pub fn from_trials(
+        entry: &str,
+        blocks: u64,
+        workers: u32,
+        full_run_ms: f64,
+        mut trials: Vec<(f64, u64)>,
+        attempted: usize,
+    ) -> Result<PreemptionLatency, String> {
+        if trials.is_empty() {
+            return Err(format!(
+                "preemption latency of {entry}: all {attempted} trials finished before the \
+                 retreat flag landed ({full_run_ms:.3} ms runs); no preemption was measured"
+            ));
+        }
+        trials.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut done: Vec<u64> = trials.iter().map(|t| t.1).collect();
+        done.sort_unstable();
+        Ok(PreemptionLatency {
+            entry: entry.to_string(),
+            blocks,
+            workers,
+            full_run_ms,
+            trials: trials.len(),
+            latency_us_median: trials[trials.len() / 2].0,
+            latency_us_max: trials[trials.len() - 1].0,
+            blocks_done_median: done[done.len() / 2],
+        })
+    }
+}
+
 /// Everything the check measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckReport {
@@ -122,6 +157,8 @@ pub struct CheckReport {
     pub compute_capability: String,
     pub rows: Vec<CheckRow>,
     pub preemption: Option<PreemptionLatency>,
+    /// Why the preemption latency could not be measured, when it could not.
+    pub preemption_problem: Option<String>,
 }
 
 /// A retreat-and-resume run is only a test of retreating if the kernel
@@ -146,8 +183,13 @@ pub fn retreat_failure(finished: u64, total: u64) -> Option<RunStatus> {
 }
 
 impl CheckReport {
-    /// Whether every run that ran matched the original.
+    /// Whether every run that ran matched the original (and the
+    /// preemption latency, when attempted, was measured).
     pub fn all_identical(&self) -> bool {
+        self.preemption_problem.is_none() && self.rows_identical()
+    }
+
+    fn rows_identical(&self) -> bool {
         self.rows
             .iter()
             .all(|r| matches!(r.status, RunStatus::Identical | RunStatus::Skipped { .. }))
@@ -161,10 +203,45 @@ pub enum CheckError {
     NoDriver,
     #[error("CUDA driver: {0}")]
     Driver(String),
+    #[error("{0}")]
+    NoPreemption(String),
     #[error("compute capability {0} is not supported (sm_80, sm_86, sm_89, sm_90)")]
     UnsupportedDevice(String),
     #[error(transparent)]
     Build(#[from] BuildError),
     #[error(transparent)]
     Library(#[from] GpuError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_trials_summarise_and_none_retreating_is_an_error() {
+        let p = PreemptionLatency::from_trials(
+            "gemm_f32",
+            4096,
+            264,
+            12.0,
+            vec![(30.0, 900), (10.0, 1000), (20.0, 1100)],
+            3,
+        )
+        .unwrap();
+        assert_eq!((p.trials, p.latency_us_median, p.latency_us_max), (3, 20.0, 30.0));
+        assert_eq!(p.blocks_done_median, 1000);
+        let e = PreemptionLatency::from_trials("gemm_f32", 4096, 264, 0.05, vec![], 20).unwrap_err();
+        assert!(e.contains("all 20 trials finished before"), "{e}");
+    }
+
+    #[test]
+    fn a_retreat_row_passes_only_when_the_kernel_stopped_part_way() {
+        assert_eq!(retreat_failure(3, 8), None);
+        for (finished, when) in [(0, "before its first block"), (8, "after its last block")] {
+            match retreat_failure(finished, 8) {
+                Some(RunStatus::Failed { error }) => assert!(error.contains(when), "{error}"),
+                other => panic!("{finished}: {other:?}"),
+            }
+        }
+    }
 }

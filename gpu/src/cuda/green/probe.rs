@@ -70,6 +70,7 @@ impl<'p> CopyProbe<'p> {
     /// `part`, launched with `blocks` blocks (enough to fill the device).
     #[allow(unsafe_code)]
     pub fn new(part: &'p GreenPartition, arch: Arch, bytes: usize, blocks: u32) -> Result<Self> {
+        crate::cuda::driver::require_cubin_driver()?;
         let tool = |e: crate::cuda::ToolError| GpuError::Library(e.to_string());
         let ptx = compile_to_ptx(SOURCE, "probe.cu", arch).map_err(tool)?;
         let (_, cubin) = assemble_cubin(&ptx, "probe.cu", arch).map_err(tool)?;
