@@ -23,7 +23,7 @@ pub fn open_backend(
         BackendKind::Cuda => {
             let cuda = CudaBackend::open(options.device, spec, options.seed, options.timing)?;
             Ok(Box::new(match options.ncu {
-                Some(runner) => cuda.with_ncu(runner),
+                Some(runner) => cuda.with_ncu(runner)?,
                 None => cuda,
             }))
         }

@@ -147,7 +147,8 @@ fn describe(ordinal: usize, version: u32, smi: Option<&SmiLog>) -> Result<Device
         attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?
     );
     let from_smi = smi.and_then(|s| s.gpu(&pci_bus_id));
-    let (rule, partition_rule) = partition_rule(version, cc_major, || device_sm_rule(ordinal, cc_major));
+    let (rule, partition_rule) =
+        partition_rule(version, cc_major, || device_sm_rule(ordinal, cc_major));
     let compute_mode = match from_smi.and_then(|g| g.compute_mode.clone()) {
         Some(m) => m,
         None => match attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)? {

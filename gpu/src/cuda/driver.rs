@@ -128,14 +128,28 @@ mod tests {
             (13050, true, true, true),
         ];
         for (v, green, events, cubins) in cases {
-            assert_eq!(supports(v, "green contexts", GREEN_CONTEXT_DRIVER).is_ok(), green, "{v}");
-            assert_eq!(supports(v, "event timing", EVENT_TIMING_DRIVER).is_ok(), events, "{v}");
+            assert_eq!(
+                supports(v, "green contexts", GREEN_CONTEXT_DRIVER).is_ok(),
+                green,
+                "{v}"
+            );
+            assert_eq!(
+                supports(v, "event timing", EVENT_TIMING_DRIVER).is_ok(),
+                events,
+                "{v}"
+            );
             assert_eq!(supports_cubins(v).is_ok(), cubins, "{v}");
         }
         let e = supports(12040, "green contexts", GREEN_CONTEXT_DRIVER).unwrap_err();
-        assert!(e.to_string().contains("12.5") && e.to_string().contains("12.4"), "{e}");
+        assert!(
+            e.to_string().contains("12.5") && e.to_string().contains("12.4"),
+            "{e}"
+        );
         let e = supports_cubins(12080).unwrap_err().to_string();
-        assert!(e.contains("CUDA 12.8") && e.contains("13.x") && e.contains("R580"), "{e}");
+        assert!(
+            e.contains("CUDA 12.8") && e.contains("13.x") && e.contains("R580"),
+            "{e}"
+        );
     }
 
     #[test]

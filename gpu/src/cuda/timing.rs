@@ -133,6 +133,9 @@ mod tests {
         assert!(e.to_string().contains("shorter than CUDA event resolution"));
         let e = summarize(&[1.0, -2.0]).unwrap_err();
         assert!(e.to_string().contains("event pair 1 gave -2 us"), "{e}");
-        assert!(matches!(summarize(&[1.0, f64::INFINITY]), Err(TimingError::Invalid { index: 1, .. })));
+        assert!(matches!(
+            summarize(&[1.0, f64::INFINITY]),
+            Err(TimingError::Invalid { index: 1, .. })
+        ));
     }
 }

@@ -117,9 +117,10 @@ impl CudaBackend {
     }
 
     /// Take every standalone row's counters from Nsight Compute.
-    pub fn with_ncu(mut self, runner: NcuRunner) -> Self {
+    pub fn with_ncu(mut self, runner: NcuRunner) -> Result<Self> {
+        ncu_child_can_run(&self.device.compute_mode)?;
         self.ncu = Some(runner);
-        self
+        Ok(self)
     }
 
     /// Launch `kernel`'s stand-in once on `sm_count` SMs and wait: the
@@ -203,6 +204,23 @@ impl CudaBackend {
             .borrow_mut()
             .insert(sizes.to_vec(), Rc::clone(&made));
         Ok(made)
+    }
+
+    /// How the green contexts of the pairs were made (each distinct way).
+    fn green_provenance(&self) -> String {
+        let mut seen: Vec<String> = Vec::new();
+        for parts in self.partitions.borrow().values() {
+            for p in parts.iter() {
+                if !seen.iter().any(|s| s == p.provenance()) {
+                    seen.push(p.provenance().to_string());
+                }
+            }
+        }
+        if seen.is_empty() {
+            return "none made".into();
+        }
+        seen.sort();
+        seen.join(" | ")
     }
 
     /// The stand-in of `k` and its loaded entry.
@@ -308,11 +326,15 @@ impl Backend for CudaBackend {
                     .into(),
             ),
             ("co_runner_idle", co_runner_idle(self.co_sides.get())),
+            ("green_contexts", self.green_provenance()),
             (
                 "counters",
                 match &self.ncu {
-                    Some(_) => "Nsight Compute (ncu), one standalone launch each on its \
-                                green context; duration_us is the CUDA-event median"
+                    Some(_) => "Nsight Compute (ncu --clock-control none --cache-control \
+                                none), one standalone launch each on its green context, run \
+                                after this process released its buffers and green contexts; \
+                                duration_us and the launch counters are the CUDA-event \
+                                measurement's"
                         .into(),
                     None => "duration and launch counters only; the rest need \
                              --counters ncu"
@@ -335,7 +357,16 @@ impl Backend for CudaBackend {
             .insert((solo_key(&s), sms), t.median_us);
         let mut m = self.measurement(&s, &loaded, sms, t)?;
         if let Some(ncu) = &self.ncu {
-            m.counters = ncu.measure(kernel, &s.launch.entry, sms)?;
+            // The child needs the device's memory and contexts: release the
+            // cached buffers and green contexts first (they are made again
+            // on demand).
+            // (`launch` only borrows `args`: it is done once `args` goes.)
+            drop(args);
+            drop(_parts);
+            self.args.borrow_mut().clear();
+            self.partitions.borrow_mut().clear();
+            let counters = ncu.measure(kernel, &s.launch.entry, sms)?;
+            m.counters = with_ncu_counters(&m.counters, counters);
         }
         Ok(m)
     }
@@ -384,6 +415,33 @@ impl Backend for CudaBackend {
     }
 }
 
+/// `--counters ncu` runs ncu on a child process that needs its own context
+/// on the device while this process keeps its primary context: impossible
+/// when the device admits one process at a time.
+fn ncu_child_can_run(compute_mode: &str) -> Result<()> {
+    if compute_mode.eq_ignore_ascii_case("Exclusive_Process") {
+        return Err(GpuError::Device(
+            "--counters ncu needs the device's compute mode Default: under Exclusive_Process \
+             the ncu child cannot open a context while tally holds one (nvidia-smi -c DEFAULT, \
+             or import an ncu export with tally import-ncu)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A measured row's counters with Nsight Compute's: ncu's for every
+/// counter but the duration and the launch counters, which stay the
+/// measurement's (the CUDA-event median, and the stand-in's launch as it
+/// ran): ncu replays a kernel once under its own conditions, so its
+/// `gpu__time_duration.sum` is not the row's duration.
+fn with_ncu_counters(measured: &CounterSet, mut ncu: CounterSet) -> CounterSet {
+    for c in std::iter::once(Counter::DurationNs).chain(LAUNCH_COUNTERS) {
+        ncu.set(c, measured.get(c));
+    }
+    ncu
+}
+
 /// How many pair sides found their co-runner's queue empty at least once
 /// (`(sides measured, sides with an empty queue)`), for `run.json`: such a
 /// side was measured beside a co-runner that was not busy all the time.
@@ -395,6 +453,43 @@ fn co_runner_idle((sides, idle): (u64, u64)) -> String {
 mod tests {
     use super::*;
     use tally_gpu::cuda::driver_present;
+
+    #[test]
+    fn ncu_needs_a_device_that_admits_a_second_process() {
+        assert!(ncu_child_can_run("Default").is_ok());
+        let e = ncu_child_can_run("Exclusive_Process")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("compute mode Default"), "{e}");
+    }
+
+    #[test]
+    fn ncu_counters_keep_the_event_duration_and_the_launch() {
+        let mut measured = CounterSet::default();
+        measured.set(Counter::DurationNs, 12_000.0);
+        for c in LAUNCH_COUNTERS {
+            measured.set(c, 7.0);
+        }
+        let mut ncu = CounterSet::default();
+        ncu.set(Counter::DurationNs, 15_500.0);
+        for &c in Counter::ALL.iter() {
+            if c != Counter::DurationNs {
+                ncu.set(c, 3.0);
+            }
+        }
+        let merged = with_ncu_counters(&measured, ncu);
+        assert_eq!(merged.get(Counter::DurationNs), 12_000.0);
+        for &c in Counter::ALL.iter() {
+            let want = if c == Counter::DurationNs {
+                12_000.0
+            } else if LAUNCH_COUNTERS.contains(&c) {
+                7.0
+            } else {
+                3.0
+            };
+            assert_eq!(merged.get(c), want, "{c:?}");
+        }
+    }
 
     #[test]
     fn idle_co_runner_sides_are_reported() {

@@ -519,8 +519,15 @@ fn preemption_latency(gpu: &Gpu, k: &LibraryKernel, sms: u32, seed: u64) -> Res<
         let latency_us = f64::from(landed.elapsed_ms(&end).map_err(drv)?).max(0.0) * 1e3;
         trials.push((latency_us, u64::from(blocks)));
     }
-    PreemptionLatency::from_trials(&big.entry, total, workers, full_run_ms, trials, LATENCY_TRIALS)
-        .map_err(CheckError::NoPreemption)
+    PreemptionLatency::from_trials(
+        &big.entry,
+        total,
+        workers,
+        full_run_ms,
+        trials,
+        LATENCY_TRIALS,
+    )
+    .map_err(CheckError::NoPreemption)
 }
 
 /// Busy-wait: a sleep's wake-up jitter is larger than the kernels here.

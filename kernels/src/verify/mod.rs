@@ -228,9 +228,13 @@ mod tests {
             3,
         )
         .unwrap();
-        assert_eq!((p.trials, p.latency_us_median, p.latency_us_max), (3, 20.0, 30.0));
+        assert_eq!(
+            (p.trials, p.latency_us_median, p.latency_us_max),
+            (3, 20.0, 30.0)
+        );
         assert_eq!(p.blocks_done_median, 1000);
-        let e = PreemptionLatency::from_trials("gemm_f32", 4096, 264, 0.05, vec![], 20).unwrap_err();
+        let e =
+            PreemptionLatency::from_trials("gemm_f32", 4096, 264, 0.05, vec![], 20).unwrap_err();
         assert!(e.contains("all 20 trials finished before"), "{e}");
     }
 

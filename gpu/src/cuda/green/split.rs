@@ -85,6 +85,56 @@ pub fn plan_split(total: u32, rule: SmRule, requested: &[u32]) -> Result<Vec<u32
     Ok(requested.to_vec())
 }
 
+/// How the driver is asked for checked partition sizes. The driver
+/// documentation discourages splitting a split's output again (it is meant
+/// to become a descriptor and a context), so all partitions come from one
+/// split of the device where the sizes allow: groups of the sizes'
+/// greatest common divisor, each partition a run of consecutive groups
+/// combined into one descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitPlan {
+    /// One split into groups of `group_sms`; partition `i` takes
+    /// `groups[i]` consecutive groups.
+    OneSplit { group_sms: u32, groups: Vec<u32> },
+    /// The common group would be under the minimum group size: each
+    /// partition is split off the previous split's remainder.
+    GroupByGroup,
+}
+
+impl SplitPlan {
+    pub fn for_sizes(rule: SmRule, sizes: &[u32]) -> SplitPlan {
+        fn gcd(a: u32, b: u32) -> u32 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        let g = sizes.iter().copied().fold(0, gcd);
+        if g == 0 || g < rule.min_sms || g % rule.align != 0 {
+            return SplitPlan::GroupByGroup;
+        }
+        SplitPlan::OneSplit {
+            group_sms: g,
+            groups: sizes.iter().map(|s| s / g).collect(),
+        }
+    }
+
+    /// For provenance: how the partitions were made.
+    pub fn describe(&self) -> String {
+        match self {
+            SplitPlan::OneSplit { group_sms, groups } => format!(
+                "one split of the device into {} groups of {group_sms} SMs",
+                groups.iter().sum::<u32>()
+            ),
+            SplitPlan::GroupByGroup => {
+                "split group by group from each remainder (sizes share no valid group size)"
+                    .to_string()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +184,46 @@ mod tests {
         let ampere = SmRule::for_device(8, 0, 0);
         assert_eq!(plan_split(108, ampere, &[54, 54]).unwrap(), [54, 54]);
         assert!(plan_split(108, ampere, &[53, 54]).is_err());
+    }
+
+    #[test]
+    fn partitions_come_from_one_split_where_the_sizes_allow() {
+        assert_eq!(
+            SplitPlan::for_sizes(HOPPER, &[32, 96]),
+            SplitPlan::OneSplit {
+                group_sms: 32,
+                groups: vec![1, 3]
+            }
+        );
+        assert_eq!(
+            SplitPlan::for_sizes(HOPPER, &[64, 64]),
+            SplitPlan::OneSplit {
+                group_sms: 64,
+                groups: vec![1, 1]
+            }
+        );
+        assert_eq!(
+            SplitPlan::for_sizes(HOPPER, &[24, 104]),
+            SplitPlan::OneSplit {
+                group_sms: 8,
+                groups: vec![3, 13]
+            }
+        );
+        // Ampere: groups of at least 4 in steps of 2; 6 and 10 share only 2.
+        let ampere = SmRule::for_device(8, 0, 0);
+        assert_eq!(
+            SplitPlan::for_sizes(ampere, &[6, 10]),
+            SplitPlan::GroupByGroup
+        );
+        assert_eq!(
+            SplitPlan::for_sizes(ampere, &[54, 54]),
+            SplitPlan::OneSplit {
+                group_sms: 54,
+                groups: vec![1, 1]
+            }
+        );
+        assert!(SplitPlan::for_sizes(HOPPER, &[32, 96])
+            .describe()
+            .contains("4 groups of 32"));
     }
 }

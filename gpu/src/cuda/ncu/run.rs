@@ -77,6 +77,13 @@ impl NcuRunner {
             "1",
             "--target-processes",
             "all",
+            // ncu by default locks clocks to base and flushes caches before
+            // each replay; the counters must describe the kernel as the
+            // event-timed run saw it (boost clocks, warm caches).
+            "--clock-control",
+            "none",
+            "--cache-control",
+            "none",
         ]
         .iter()
         .map(OsString::from)
@@ -185,6 +192,8 @@ mod tests {
         assert_eq!(at("--print-units"), "base");
         assert_eq!(at("--kernel-name"), "regex:^gemm_f16_mma$");
         assert_eq!(at("--launch-count"), "1");
+        assert_eq!(at("--clock-control"), "none");
+        assert_eq!(at("--cache-control"), "none");
         assert_eq!(at("--metrics"), &ncu_metrics_arg());
         let tail = &a[a.len() - 6..];
         assert_eq!(
