@@ -1,84 +1,154 @@
 #!/usr/bin/env bash
-# GPU validation, for a machine with an NVIDIA GPU (compute capability
-# 8.0-9.0, a driver for CUDA 13): every kernel of the library run as the
-# original and as each transformed variant (sliced, PTB, preemptive PTB,
-# preemptive PTB retreated and resumed) on the same seeded inputs, outputs
-# compared byte for byte; then the preemption latency of a long preemptive
-# GEMM. Prints one table; exits 1 if any variant's outputs differ. Then the
-# CUDA backend: device listing, green-context partitions, bert-base profiled
-# on the device (`tally profile --backend cuda`) beside the simulator with
-# the device's own spec (`tally compare`: standalone durations and pair
-# slowdowns side by side), and (when ncu is installed) real counters of the
-# library kernels imported with `tally import-ncu`; exits 1 if profiling
-# fails. Datasets go to $TALLY_GPU_CHECK_OUT (default target/gpu-check).
+# The checks that need an NVIDIA GPU (compute capability 8.0-9.0, a driver
+# for CUDA 13), in sections that all run whatever fails before them, with a
+# PASS / FAIL summary at the end (exit 1 if any failed).
+#
+# First contact (under ~3 minutes, before anything long):
+#   devices         tally gpus --backend cuda: driver, CUDA version, SMs,
+#                   partition rule and where it came from
+#   kernels         tally kernels verify: every library kernel as the
+#                   original and each variant (sliced, PTB, preemptive PTB,
+#                   preemptive PTB retreated mid-run and resumed: the row
+#                   fails unless the kernel stopped part-way), outputs
+#                   byte for byte; the sync-aware vote on real barriers;
+#                   the preemption latency of a long GEMM
+#   green contexts  both sides of a pair from one split, the SMs the driver
+#                   reports for each, a copy timed alone and beside the other
+#   ncu             (when ncu is installed) one kernel under --counters ncu:
+#                   the event-timed duration kept, ncu's own duration and
+#                   its launch__sm_count under a green context printed
+# Longer: bert-base profiled on the device beside the simulator with the
+# device's own spec (tally compare), and the library kernels profiled by ncu
+# and imported as a dataset.
+#
+# Tools: the CUDA compiler tools under target/cuda-tools when present (carry
+# them to a machine without the package index), else NVRTC and ptxas from a
+# CUDA install on PATH, else scripts/install-cuda-tools.sh. Partition sizes
+# come from the device. Datasets go to $TALLY_GPU_CHECK_OUT (default
+# target/gpu-check).
 #   scripts/gpu-check.sh [DEVICE]
-set -euo pipefail
+set -uo pipefail
 cd "$(dirname "$0")/.."
 device=${1:-0}
-scripts/install-cuda-tools.sh > /dev/null
-cargo build --release -q -p tally-cli
-if command -v nvidia-smi > /dev/null; then
-  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv || true
-fi
-echo "== kernel library: original vs variants (tally kernels verify)"
-target/release/tally kernels verify --device "$device"
-
-# ---- CUDA backend (device discovery, green contexts, profiling, ncu) ----
-# Fits in ~5 minutes: the profile is 11 kernels on 4 partition sizes and 8
-# pairs at 3 splits, 2 + 10 launches per measurement; with ncu, 11 kernels
-# on one partition size each under ncu, and an import of at most 20
-# launches.
 out=${TALLY_GPU_CHECK_OUT:-target/gpu-check}
 mkdir -p "$out"
-echo "== devices (tally gpus --backend cuda)"
-target/release/tally gpus --backend cuda
-echo "== green contexts: SMs as reported, a copy timed on each, the pair real vs simulated"
-for split in 32,32 16,48; do
-  target/release/tally gpus --backend cuda --try-split "$split" || echo "split $split: FAILED"
-done
-echo "== the device's own spec (--gpu auto) driving the simulator"
-target/release/tally profile --model profiler/examples-models/tiny-mlp.toml --gpu auto \
-  --pairs 6 --quiet --force --out "$out/sim-auto"
-echo "== tally profile --backend cuda: bert-base on the device, beside the simulator"
-status=0
-common=(--model bert-base --device "$device" --gpu auto --sm-counts 32,64,132 --pairs 8 --quiet --force)
-if timeout 300 target/release/tally profile --backend cuda --warmup 2 --reps 10 "${common[@]}" \
-    --out "$out/cuda-bert"; then
-  target/release/tally profile --backend sim --noise 0 "${common[@]}" --out "$out/sim-bert"
-  echo "-- a = simulated, b = measured on the device"
-  target/release/tally compare "$out/sim-bert" "$out/cuda-bert"
-else
-  echo "tally profile --backend cuda: FAILED"
-  status=1
+tally=target/release/tally
+summary=()
+
+# section NAME COMMAND...: runs it, records PASS / FAIL and the seconds.
+section() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "== $name"
+  if "$@"; then
+    summary+=("PASS  $name ($((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  $name ($((SECONDS - start)) s)")
+  fi
+}
+
+tools() {
+  if [ -f target/cuda-tools/env.sh ]; then
+    echo "CUDA tools: target/cuda-tools ($(cat target/cuda-tools/VERSION 2>/dev/null))"
+  elif command -v ptxas > /dev/null && ldconfig -p 2>/dev/null | grep -q libnvrtc; then
+    echo "CUDA tools: $(command -v ptxas) and the system NVRTC"
+    return 0
+  else
+    scripts/install-cuda-tools.sh || return 1
+  fi
+  # shellcheck source=/dev/null
+  source target/cuda-tools/env.sh
+}
+
+build() {
+  cargo build --release -q -p tally-cli
+}
+
+section "CUDA compiler tools" tools
+section "build" build
+if [ ! -x "$tally" ]; then
+  printf '%s\n' "${summary[@]}"
+  exit 1
 fi
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,compute_mode --format=csv || true
+fi
+
+# The device's SM count and partition step, from its own listing.
+sms=0 step=8
+devices() {
+  "$tally" gpus --backend cuda || return 1
+  read -r sms step < <("$tally" gpus --backend cuda --format csv | awk -F, -v d="$device" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["device"] == d { print $col["sms"], $col["partition_step"] }')
+  [ "${sms:-0}" -gt 0 ]
+}
+section "devices" devices
+# Partition sizes: a quarter, a half and the rest of the device, each
+# rounded down to the partition step.
+round() { echo $(( $1 / step * step )); }
+quarter=$(round $((sms / 4)))
+half=$(round $((sms / 2)))
+echo "device $device: $sms SMs in steps of $step; partitions $quarter, $half, $sms"
+
+section "kernels (tally kernels verify)" timeout 180 "$tally" kernels verify --device "$device"
+
+green() {
+  local ok=0
+  for split in "$half,$half" "$quarter,$(round $((sms - quarter)))"; do
+    timeout 120 "$tally" gpus --backend cuda --device "$device" --try-split "$split" || ok=1
+  done
+  return $ok
+}
+section "green contexts (--try-split)" green
+
+ncu_first_contact() {
+  local dir="$out/ncu-first"
+  mkdir -p "$dir/tmp"
+  TMPDIR="$dir/tmp" timeout 180 "$tally" profile --backend cuda --counters ncu \
+    --device "$device" --gpu auto --model profiler/examples-models/tiny-mlp.toml \
+    --sm-counts "$half" --splits 0.5 --pairs 1 --warmup 2 --reps 5 --quiet --force \
+    --out "$dir/data" || return 1
+  echo "-- duration_us is the CUDA-event median; ncu's own duration and SM count per kernel:"
+  for f in "$dir"/tmp/tally-ncu-*/*.ncu.csv; do
+    [ -f "$f" ] || continue
+    echo "$(basename "$f"): $(grep -o 'gpu__time_duration.sum[^,]*' "$f" | head -1)" \
+      "launch__sm_count column present: $(grep -c launch__sm_count "$f")"
+    awk -F'","' 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /launch__sm_count/) c = i }
+      NR > 2 && c { gsub(/"/, "", $c); print "   launch__sm_count =", $c, "(partition: '"$half"' SMs)" }' "$f"
+  done
+}
 if command -v ncu > /dev/null; then
-  echo "== tally profile --backend cuda --counters ncu: every counter, bert-base on 64 SMs"
-  if timeout 240 target/release/tally profile --backend cuda --counters ncu --device "$device" \
-      --gpu auto --model bert-base --sm-counts 64 --splits 0.5 --pairs 1 --warmup 2 --reps 5 \
-      --quiet --force --out "$out/cuda-bert-ncu"; then
-    head -c 600 "$out/cuda-bert-ncu/standalone.csv"; echo
-  else
-    echo "tally profile --counters ncu: FAILED (counter access may need root or NVreg_RestrictProfilingToAdminUsers=0)"
-    status=1
-  fi
-  echo "== ncu: library kernels profiled on the device, imported as a dataset"
-  if timeout 240 ncu --csv --page raw --print-units base --launch-count 20 \
-      --metrics "$(target/release/tally import-ncu --print-metrics)" \
-      target/release/tally kernels verify --device "$device" > "$out/ncu.csv"; then
-    target/release/tally import-ncu "$out/ncu.csv" --gpu auto --force --out "$out/ncu-import"
-    echo "-- real standalone durations (us) by kernel and SM count"
-    python3 - "$out/ncu-import" <<'PY' || true
-import csv, sys, os
-d = sys.argv[1]
-names = {r["op_id"]: r["name"] for r in csv.DictReader(open(os.path.join(d, "ops.csv")))}
-for r in csv.DictReader(open(os.path.join(d, "standalone.csv"))):
-    print(f'{names[r["op_id"]][:48]:48} {r["sm_count"]:>4} SMs {float(r["duration_us"]):10.2f} us')
-PY
-  else
-    echo "ncu failed (counter access may need root or NVreg_RestrictProfilingToAdminUsers=0): see $out/ncu.csv"
-  fi
+  section "ncu under a green context (--counters ncu)" ncu_first_contact
 else
-  echo "== ncu not found: skipping the ncu import check"
+  echo "== ncu not found: skipping the ncu sections"
 fi
-echo "datasets in $out"
-exit "$status"
+
+# ---- Longer sections ----
+bert() {
+  local common=(--model bert-base --device "$device" --gpu auto --sm-counts "$quarter,$half,$sms"
+    --pairs 8 --quiet --force)
+  timeout 300 "$tally" profile --backend cuda --warmup 2 --reps 10 "${common[@]}" \
+    --out "$out/cuda-bert" || return 1
+  "$tally" profile --backend sim --noise 0 "${common[@]}" --out "$out/sim-bert" || return 1
+  echo "-- a = simulated, b = measured on the device"
+  "$tally" compare "$out/sim-bert" "$out/cuda-bert"
+}
+section "bert-base on the device beside the simulator" bert
+
+ncu_import() {
+  timeout 240 ncu --csv --page raw --print-units base --launch-count 20 \
+    --metrics "$("$tally" import-ncu --print-metrics)" \
+    "$tally" kernels verify --device "$device" > "$out/ncu.csv" || return 1
+  "$tally" import-ncu "$out/ncu.csv" --gpu auto --force --out "$out/ncu-import"
+}
+if command -v ncu > /dev/null; then
+  section "library kernels under ncu, imported (tally import-ncu)" ncu_import
+fi
+
+echo "== summary (datasets in $out)"
+printf '%s\n' "${summary[@]}"
+for line in "${summary[@]}"; do
+  [[ $line == FAIL* ]] && exit 1
+done
+exit 0

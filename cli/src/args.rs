@@ -53,7 +53,8 @@ pub enum Command {
     /// Train the contention predictor on profiled datasets and write a model file.
     #[command(
         after_help = "Examples:\n  tally train --data runs/r50 --data runs/bert --out r50-bert.json\n  \
-                            tally train --data runs/zoo/* --method linear --out linear.json"
+                            tally train --data runs/zoo/* --method linear --out linear.json\n  \
+                            tally train --data runs/zoo/* --counters-from runs/imported --out subset.json"
     )]
     Train(TrainArgs),
     /// Evaluate every method on random, leave-one-model-out and few-shot splits.
@@ -84,13 +85,18 @@ pub enum Command {
     /// Launch one kernel's stand-in once on a partition (what `--counters ncu` runs under ncu).
     #[command(hide = true)]
     NcuTarget(NcuTargetArgs),
-    /// Turn an Nsight Compute CSV (`ncu --csv --page raw`) into a standalone dataset.
+    /// Turn an Nsight Compute CSV export (raw or details page) into a standalone dataset.
     #[command(
         after_help = "Examples:\n  ncu --csv --page raw --print-units base --metrics \"$(tally import-ncu --print-metrics)\" \\\n      python train.py > prof.csv\n  \
                             tally import-ncu prof.csv --gpu h100-sxm --out runs/prof\n  \
-                            tally predict --predictor model.json --data runs/prof --a gemm --b gelu"
+                            ncu --csv --page details --set full python train.py > full.csv\n  \
+                            tally import-ncu full.csv --print-metrics\n  \
+                            tally import-ncu full.csv --out runs/full"
     )]
     ImportNcu(ImportNcuArgs),
+    /// Export a dataset for another tool (Orion's per-kernel profile CSV).
+    #[command(after_help = "Examples:\n  tally export runs/r50 --to orion --out r50-orion.csv")]
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -195,9 +201,12 @@ pub struct GpusArgs {
     #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
     pub backend: String,
     /// With --backend cuda: create green-context partitions of these SM
-    /// counts on device 0 and report what the driver gave (a GPU check).
+    /// counts on the device and report what the driver gave (a GPU check).
     #[arg(long, value_delimiter = ',', value_name = "SMS")]
     pub try_split: Option<Vec<u32>>,
+    /// With --try-split: the CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -368,6 +377,10 @@ pub struct TrainArgs {
     pub method: String,
     #[command(flatten)]
     pub learner: LearnerArgs,
+    /// Read only the counters this dataset has (an `import-ncu` of an
+    /// export without every counter), so the model predicts on it.
+    #[arg(long)]
+    pub counters_from: Option<PathBuf>,
     /// Model file to write (JSON).
     #[arg(long)]
     pub out: PathBuf,
@@ -489,12 +502,15 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportNcuArgs {
-    /// The ncu CSV file (wide `--page raw` or the one-metric-per-row details layout).
+    /// The ncu CSV file: the raw page (`--page raw`) or the details page
+    /// (`--page details`, `--set full`, `--section ...`), any ncu release.
     #[arg(required_unless_present = "print_metrics")]
     pub input: Option<PathBuf>,
-    /// GPU preset or spec file the profile was measured on (see `tally gpus`).
-    #[arg(long, default_value = "h100-sxm", env = env::TALLY_GPU)]
-    pub gpu: String,
+    /// GPU preset or spec file the profile was measured on (see `tally
+    /// gpus`); omitted: derived from the export (its compute capability and
+    /// SM count, the rest from the closest preset of that compute capability).
+    #[arg(long, env = env::TALLY_GPU)]
+    pub gpu: Option<String>,
     /// Model name recorded in the dataset (default: the file name without extension).
     #[arg(long)]
     pub model: Option<String>,
@@ -507,7 +523,22 @@ pub struct ImportNcuArgs {
     /// Replace an earlier run in --out.
     #[arg(long)]
     pub force: bool,
-    /// Print the comma-separated metric list to give `ncu --metrics`, and exit.
-    #[arg(long, conflicts_with_all = ["input", "out"])]
+    /// Without FILE: print the comma-separated metric list to give `ncu
+    /// --metrics`. With FILE: per kernel, which counters the predictor
+    /// needs it has and lacks, and the ncu command that collects the rest.
+    #[arg(long, conflicts_with = "out")]
     pub print_metrics: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A dataset directory (written by `tally profile` or `tally import-ncu`).
+    pub dir: PathBuf,
+    /// What to write: `orion` (Orion's per-kernel profile CSV,
+    /// `Name,Profile,Memory_footprint,SM_usage,Duration`).
+    #[arg(long)]
+    pub to: String,
+    /// File to write (default: DIR/orion.csv).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Command::Ptx(c) => commands::ptx::run(c),
         Command::Kernels(c) => commands::kernels::run(c),
         Command::ImportNcu(a) => commands::import_ncu::run(a),
+        Command::Export(a) => commands::export::run(a),
         Command::NcuTarget(a) => commands::ncu_target::run(a),
     };
     match result {

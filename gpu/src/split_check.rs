@@ -44,6 +44,8 @@ pub struct PairSide {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitCheck {
     pub device: String,
+    /// How the partitions were made (the split, the work-queue scope).
+    pub made: String,
     pub partitions: Vec<PartitionCheck>,
     /// With exactly two partitions.
     pub pair: Option<[PairSide; 2]>,
@@ -111,6 +113,9 @@ pub fn check_split(ordinal: usize, sizes: &[u32], cfg: TimingConfig) -> Result<S
     };
     Ok(SplitCheck {
         device: d.name,
+        made: parts
+            .first()
+            .map_or_else(String::new, |p| p.provenance().to_string()),
         partitions,
         pair,
     })

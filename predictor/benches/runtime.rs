@@ -8,7 +8,7 @@ use tally_gpu::sim::SimBackend;
 use tally_gpu::GpuSpec;
 use tally_predictor::samples::ProfileTable;
 use tally_predictor::train::{train, TrainRequest};
-use tally_predictor::{Method, RuntimePredictor, SideProfile, TrainConfig};
+use tally_predictor::{CounterSubset, Method, RuntimePredictor, SideProfile, TrainConfig};
 use tally_profiler::campaign::{self, CampaignConfig, RunMeta};
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
@@ -34,6 +34,7 @@ fn bench(c: &mut Criterion) {
         config: TrainConfig::default(),
         tool_version: "bench".to_string(),
         trained_at: String::new(),
+        counters: CounterSubset::all(),
     };
     let file = train(std::slice::from_ref(&dataset), &request).expect("train");
     let table = ProfileTable::new(&dataset);

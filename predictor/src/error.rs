@@ -8,8 +8,15 @@ use std::path::PathBuf;
 pub enum PredictorError {
     #[error(transparent)]
     Dataset(#[from] tally_datasets::DatasetError),
-    #[error("{what}: counter `{counter}` is missing (the predictor's features need it: on a real GPU, profile with --counters ncu)")]
-    MissingCounter { what: String, counter: String },
+    #[error("{what} {advice}")]
+    MissingCounters {
+        what: String,
+        /// The counters' Nsight Compute names.
+        missing: Vec<String>,
+        /// The counters, the ncu flags that collect them and the
+        /// subset-predictor route, for the message.
+        advice: String,
+    },
     #[error("{what}: `{field}` is {value}, expected a finite non-negative number")]
     BadValue {
         what: String,

@@ -11,6 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use tally_gpu::Counter;
+
 use crate::profile::{GpuContext, SideProfile};
 
 /// Version of the feature definitions; bump when a feature changes meaning.
@@ -63,52 +65,109 @@ impl Resource {
 }
 
 macro_rules! features {
-    ($($name:literal => $res:ident),+ $(,)?) => {
+    ($($name:literal => $res:ident, $deps:ident),+ $(,)?) => {
         /// Feature names, in vector order (the model files' schema).
         pub const FEATURE_NAMES: [&str; N_FEATURES] = [$($name),+];
         /// The resource of each feature, in vector order.
         pub const FEATURE_RESOURCES: [Resource; N_FEATURES] = [$(Resource::$res),+];
+        /// The counters each feature is computed from (of either side), in
+        /// vector order: a predictor without one of them cannot use the
+        /// feature (`counter_subset.rs`).
+        pub const FEATURE_COUNTERS: [&[Counter]; N_FEATURES] = [$($deps),+];
     };
 }
 
+// Counter groups of the features below. `memory_share` reads every
+// throughput counter, `shared_share` the private units' and the port's.
+const OWN: &[Counter] = &[];
+const SM: &[Counter] = &[Counter::SmThroughputPct];
+const ISSUE: &[Counter] = &[Counter::IssueActivePct];
+const OCCUPANCY: &[Counter] = &[Counter::AchievedOccupancyPct];
+const TENSOR: &[Counter] = &[Counter::TensorActivePct];
+const L1: &[Counter] = &[Counter::L1ThroughputPct];
+const PORT: &[Counter] = &[Counter::L2ThroughputPct];
+const L2: &[Counter] = &[Counter::L2SectorsPct];
+const DRAM: &[Counter] = &[Counter::DramThroughputPct];
+const WORKING_SET: &[Counter] = &[Counter::DramBytesRead, Counter::DramBytesWrite];
+const L2_HIT: &[Counter] = &[Counter::L2HitRatePct];
+const MEMORY_SHARE: &[Counter] = &[
+    Counter::SmThroughputPct,
+    Counter::IssueActivePct,
+    Counter::L1ThroughputPct,
+    Counter::L2ThroughputPct,
+    Counter::L2SectorsPct,
+    Counter::DramThroughputPct,
+];
+const SHARED_SHARE: &[Counter] = &[
+    Counter::SmThroughputPct,
+    Counter::IssueActivePct,
+    Counter::L1ThroughputPct,
+    Counter::L2ThroughputPct,
+];
+const SHARED_X_L2: &[Counter] = &[
+    Counter::SmThroughputPct,
+    Counter::IssueActivePct,
+    Counter::L1ThroughputPct,
+    Counter::L2ThroughputPct,
+    Counter::L2SectorsPct,
+];
+const SHARED_X_DRAM: &[Counter] = &[
+    Counter::SmThroughputPct,
+    Counter::IssueActivePct,
+    Counter::L1ThroughputPct,
+    Counter::L2ThroughputPct,
+    Counter::DramThroughputPct,
+];
+const CAPACITY_LOSS: &[Counter] = &[
+    Counter::DramBytesRead,
+    Counter::DramBytesWrite,
+    Counter::DramThroughputPct,
+];
+const HIT_X_LOSS: &[Counter] = &[
+    Counter::L2HitRatePct,
+    Counter::DramBytesRead,
+    Counter::DramBytesWrite,
+    Counter::DramThroughputPct,
+];
+
 features! {
-    "a_sm_fraction" => Own,
-    "b_sm_fraction" => Own,
-    "a_memory_share" => Own,
-    "a_shared_share" => Own,
-    "a_log_duration_us" => Own,
-    "a_sm_busy" => Compute,
-    "a_issue" => Compute,
-    "a_occupancy" => Compute,
-    "a_tensor" => Compute,
-    "b_sm_busy" => Compute,
-    "b_issue" => Compute,
-    "a_l1" => Crossbar,
-    "a_l2_port" => Crossbar,
-    "b_l2_port" => Crossbar,
-    "port_sum" => Crossbar,
-    "a_l2_util" => L2Bandwidth,
-    "b_l2_util" => L2Bandwidth,
-    "l2_sum" => L2Bandwidth,
-    "l2_product" => L2Bandwidth,
-    "l2_queue_pressure" => L2Bandwidth,
-    "a_memory_x_l2_pressure" => L2Bandwidth,
-    "a_shared_x_l2_pressure" => L2Bandwidth,
-    "a_dram_util" => Dram,
-    "b_dram_util" => Dram,
-    "dram_sum" => Dram,
-    "dram_product" => Dram,
-    "dram_queue_pressure" => Dram,
-    "a_memory_x_dram_pressure" => Dram,
-    "a_shared_x_dram_pressure" => Dram,
-    "dram_excess" => Dram,
-    "a_working_set" => L2Capacity,
-    "b_working_set" => L2Capacity,
-    "working_set_overflow" => L2Capacity,
-    "a_l2_hit" => L2Capacity,
-    "b_l2_hit" => L2Capacity,
-    "a_capacity_loss" => L2Capacity,
-    "a_hit_x_capacity_loss" => L2Capacity,
+    "a_sm_fraction" => Own, OWN,
+    "b_sm_fraction" => Own, OWN,
+    "a_memory_share" => Own, MEMORY_SHARE,
+    "a_shared_share" => Own, SHARED_SHARE,
+    "a_log_duration_us" => Own, OWN,
+    "a_sm_busy" => Compute, SM,
+    "a_issue" => Compute, ISSUE,
+    "a_occupancy" => Compute, OCCUPANCY,
+    "a_tensor" => Compute, TENSOR,
+    "b_sm_busy" => Compute, SM,
+    "b_issue" => Compute, ISSUE,
+    "a_l1" => Crossbar, L1,
+    "a_l2_port" => Crossbar, PORT,
+    "b_l2_port" => Crossbar, PORT,
+    "port_sum" => Crossbar, PORT,
+    "a_l2_util" => L2Bandwidth, L2,
+    "b_l2_util" => L2Bandwidth, L2,
+    "l2_sum" => L2Bandwidth, L2,
+    "l2_product" => L2Bandwidth, L2,
+    "l2_queue_pressure" => L2Bandwidth, L2,
+    "a_memory_x_l2_pressure" => L2Bandwidth, MEMORY_SHARE,
+    "a_shared_x_l2_pressure" => L2Bandwidth, SHARED_X_L2,
+    "a_dram_util" => Dram, DRAM,
+    "b_dram_util" => Dram, DRAM,
+    "dram_sum" => Dram, DRAM,
+    "dram_product" => Dram, DRAM,
+    "dram_queue_pressure" => Dram, DRAM,
+    "a_memory_x_dram_pressure" => Dram, MEMORY_SHARE,
+    "a_shared_x_dram_pressure" => Dram, SHARED_X_DRAM,
+    "dram_excess" => Dram, DRAM,
+    "a_working_set" => L2Capacity, WORKING_SET,
+    "b_working_set" => L2Capacity, WORKING_SET,
+    "working_set_overflow" => L2Capacity, WORKING_SET,
+    "a_l2_hit" => L2Capacity, L2_HIT,
+    "b_l2_hit" => L2Capacity, L2_HIT,
+    "a_capacity_loss" => L2Capacity, CAPACITY_LOSS,
+    "a_hit_x_capacity_loss" => L2Capacity, HIT_X_LOSS,
 }
 
 /// Position of a feature by name, at compile time.
@@ -351,6 +410,54 @@ mod tests {
         // A kernel that never re-reads from a co-runner-free cache loses nothing more
         // than it already lost alone.
         assert_eq!(capacity_loss(4.0, 0.0, 0.5, 0.0), 0.0);
+    }
+
+    /// Changing the value of any counter changes only features that
+    /// declare it: masking a feature whose counters are absent never lets
+    /// an absent counter through another feature.
+    #[test]
+    fn features_depend_only_on_their_declared_counters() {
+        fn perturb(p: &mut SideProfile, c: Counter) {
+            match c {
+                Counter::SmThroughputPct => p.sm_busy *= 1.37,
+                Counter::IssueActivePct => p.issue *= 1.41,
+                Counter::AchievedOccupancyPct => p.occupancy *= 0.77,
+                Counter::TensorActivePct => p.tensor += 0.21,
+                Counter::L1ThroughputPct => p.l1 *= 1.29,
+                Counter::L2SectorsPct => p.l2_util *= 1.23,
+                Counter::L2ThroughputPct => p.l2_port *= 1.31,
+                Counter::L2HitRatePct => p.l2_hit *= 0.61,
+                Counter::L2Bytes => p.l2_bytes *= 1.9,
+                Counter::DramThroughputPct => p.dram_util *= 1.17,
+                Counter::DramBytesRead | Counter::DramBytesWrite => p.dram_bytes *= 1.7,
+                _ => {}
+            }
+        }
+        // Working sets that overflow the L2 together, every unit busy, so
+        // every term of every feature is live.
+        let cases = [
+            (side(0.4, 0.6, 800.0), side(0.3, 0.5, 600.0)),
+            (side(0.7, 0.2, 1500.0), side(0.5, 0.4, 900.0)),
+        ];
+        for (a, b) in cases {
+            let before = pair_features(&a, &b, &gpu());
+            for &c in crate::profile::REQUIRED_COUNTERS.iter() {
+                let (mut a2, mut b2) = (a, b);
+                perturb(&mut a2, c);
+                perturb(&mut b2, c);
+                let after = pair_features(&a2, &b2, &gpu());
+                for i in 0..N_FEATURES {
+                    if (after[i] - before[i]).abs() > 1e-12 {
+                        assert!(
+                            FEATURE_COUNTERS[i].contains(&c),
+                            "{} changes with {} but does not declare it",
+                            FEATURE_NAMES[i],
+                            c.name()
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //!
 //! * `profile` / `features` — counters to per-side demands, and the pair
 //!   features (demands, their interactions, combined demand against the
-//!   shared path's capacity);
+//!   shared path's capacity); `counter_subset` — predictors on the
+//!   counters an imported profile has;
 //! * `linear` (interpretable, per-resource terms, linfa elastic net) and
 //!   `gbm` (boosted trees, forust-ml) — the learned models; `baselines` —
 //!   scaling curve, intensity rule, iGniter;
@@ -16,6 +17,7 @@
 pub mod adapt;
 pub mod baselines;
 pub mod complete_forest;
+pub mod counter_subset;
 mod error;
 pub mod eval;
 pub mod features;
@@ -32,6 +34,7 @@ pub mod runtime;
 pub mod samples;
 pub mod train;
 
+pub use counter_subset::CounterSubset;
 pub use error::{PredictorError, Result};
 pub use methods::{FittedMethods, Method, TrainConfig};
 pub use predictor_file::PredictorFile;

@@ -145,16 +145,17 @@ pub fn predict_pair(
                 .to_string(),
         ));
     }
+    let mask = file.counter_subset().mask();
     let mut out = Vec::with_capacity(splits.len());
     for (sm_a, sm_b) in splits {
         let a = table.profile(&query.op_a, sm_a)?;
         let b = table.profile(&query.op_b, sm_b)?;
         let (co_a, co_b) = predictor.co_located_us(&a, &b);
         let explain = linear.map(|m| {
-            m.explain(
-                &pair_features(&a, &b, &ctx),
-                &solo_reference(&a, sm_b, &ctx),
-            )
+            let (mut f, mut solo) = (pair_features(&a, &b, &ctx), solo_reference(&a, sm_b, &ctx));
+            mask.apply(&mut f);
+            mask.apply(&mut solo);
+            m.explain(&f, &solo)
         });
         out.push(SplitPrediction {
             sm_a,

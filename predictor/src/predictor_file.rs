@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use tally_datasets::{write_atomic, DatasetError};
 use tally_gpu::GpuSpec;
 
+use crate::counter_subset::CounterSubset;
 use crate::error::{PredictorError, Result};
 use crate::features::{FEATURE_NAMES, FEATURE_SCHEMA_VERSION, N_FEATURES};
 use crate::methods::{FittedMethods, Method};
@@ -73,6 +74,18 @@ pub struct PredictorFile {
     pub default_method: Method,
     pub validation: Vec<Validation>,
     pub models: FittedMethods,
+    /// The Nsight Compute counters the models read (`tally train
+    /// --counters-from`); files from before subsets read every one.
+    #[serde(default = "every_counter")]
+    pub counters: Vec<String>,
+}
+
+fn every_counter() -> Vec<String> {
+    CounterSubset::all()
+        .counters()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect()
 }
 
 impl PredictorFile {
@@ -127,6 +140,16 @@ impl PredictorFile {
                 )));
             }
         }
+        let subset = model.counter_subset();
+        if let Some(unknown) = model
+            .counters
+            .iter()
+            .find(|n| !subset.counters().iter().any(|c| c.name() == n.as_str()))
+        {
+            return Err(bad(format!(
+                "`counters` lists `{unknown}`, which is not a counter the predictor reads"
+            )));
+        }
         if !model.models.has(model.default_method) {
             return Err(bad(format!(
                 "default method `{}` is not in the file",
@@ -160,6 +183,11 @@ impl PredictorFile {
             ));
         }
         Ok(())
+    }
+
+    /// The counters the models read.
+    pub fn counter_subset(&self) -> CounterSubset {
+        CounterSubset::from_names(&self.counters)
     }
 
     /// Refuse profiles measured on another GPU than the training data.

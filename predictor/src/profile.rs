@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 use tally_gpu::{Counter, GpuSpec};
 
+use crate::counter_subset::{missing_counters_advice, CounterSubset};
 use crate::error::{PredictorError, Result};
 
 /// The counters a profile is built from, by their Nsight Compute names.
@@ -53,19 +54,46 @@ pub struct SideProfile {
 }
 
 impl SideProfile {
-    /// Build from counter values given as `(ncu name, value)` lookups.
-    /// `what` names the source in errors (file and row).
+    /// Build from counter values given as `(ncu name, value)` lookups,
+    /// every predictor counter required. `what` names the source in errors
+    /// (file and row).
     pub fn from_counters(
         sm_count: u32,
         duration_us: f64,
         lookup: impl Fn(&str) -> Option<f64>,
         what: &str,
     ) -> Result<SideProfile> {
-        let get = |c: Counter| -> Result<f64> {
-            let v = lookup(c.name()).ok_or_else(|| PredictorError::MissingCounter {
+        SideProfile::from_available(sm_count, duration_us, lookup, what, &CounterSubset::all())
+    }
+
+    /// Build from the counters of `subset` (all required); a counter
+    /// outside it is not read and its field stays 0, which only features
+    /// the subset's mask holds fixed ever see.
+    pub fn from_available(
+        sm_count: u32,
+        duration_us: f64,
+        lookup: impl Fn(&str) -> Option<f64>,
+        what: &str,
+        subset: &CounterSubset,
+    ) -> Result<SideProfile> {
+        let missing: Vec<Counter> = subset
+            .counters()
+            .iter()
+            .copied()
+            .filter(|c| lookup(c.name()).is_none())
+            .collect();
+        if !missing.is_empty() {
+            return Err(PredictorError::MissingCounters {
                 what: what.to_string(),
-                counter: c.name().to_string(),
-            })?;
+                missing: missing.iter().map(|c| c.name().to_string()).collect(),
+                advice: missing_counters_advice(&missing, "DIR"),
+            });
+        }
+        let get = |c: Counter| -> Result<f64> {
+            if !subset.contains(c) {
+                return Ok(0.0);
+            }
+            let v = lookup(c.name()).unwrap_or_default();
             if !v.is_finite() || v < 0.0 {
                 return Err(PredictorError::BadValue {
                     what: what.to_string(),

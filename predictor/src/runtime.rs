@@ -5,6 +5,7 @@
 //! allocates nothing.
 
 use crate::complete_forest::CompleteForest;
+use crate::counter_subset::FeatureMask;
 use crate::features::{pair_features, N_FEATURES};
 use crate::forest::Forest;
 use crate::methods::Method;
@@ -30,6 +31,8 @@ pub struct RuntimePredictor {
     gpu: GpuContext,
     method: Method,
     model: Compact,
+    /// The features the model file's counters support.
+    mask: FeatureMask,
 }
 
 impl RuntimePredictor {
@@ -59,6 +62,7 @@ impl RuntimePredictor {
             gpu: GpuContext::of(&file.gpu),
             method,
             model,
+            mask: file.counter_subset().mask(),
         })
     }
 
@@ -69,7 +73,8 @@ impl RuntimePredictor {
     /// Predicted slowdown of `a` while `b` runs on the other partition.
     #[inline]
     pub fn slowdown(&self, a: &SideProfile, b: &SideProfile) -> f64 {
-        let f = pair_features(a, b, &self.gpu);
+        let mut f = pair_features(a, b, &self.gpu);
+        self.mask.apply(&mut f);
         let out = match &self.model {
             Compact::Linear { bias, weights } => {
                 bias + weights.iter().zip(&f).map(|(w, x)| w * x).sum::<f64>()

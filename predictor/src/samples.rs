@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use tally_datasets::{Dataset, StandaloneIndex};
 use tally_gpu::{bound, Bound, GpuSpec};
 
+use crate::counter_subset::{missing_counters_advice, CounterSubset};
 use crate::error::{PredictorError, Result};
 use crate::features::{pair_features, Features, N_FEATURES};
 use crate::profile::{GpuContext, SideProfile};
@@ -58,16 +59,40 @@ pub fn model_family(model: &str) -> &str {
     model.split(':').next().unwrap_or(model)
 }
 
-/// Standalone profiles of a dataset by (op_id, sm_count).
+/// Standalone profiles of a dataset by (op_id, sm_count), read through the
+/// counters a predictor uses.
 #[derive(Debug)]
 pub struct ProfileTable<'a> {
     dataset: &'a Dataset,
     index: StandaloneIndex<'a>,
     column: HashMap<&'a str, usize>,
+    counters: CounterSubset,
 }
 
 impl<'a> ProfileTable<'a> {
+    /// Profiles with every predictor counter.
     pub fn new(dataset: &'a Dataset) -> ProfileTable<'a> {
+        ProfileTable::unchecked(dataset, CounterSubset::all())
+    }
+
+    /// Profiles read through `counters`; refused when the dataset lacks one
+    /// of them, naming them and how to collect them.
+    pub fn with_counters(
+        dataset: &'a Dataset,
+        counters: &CounterSubset,
+    ) -> Result<ProfileTable<'a>> {
+        let missing = counters.missing_from(&dataset.standalone.counter_names);
+        if !missing.is_empty() {
+            return Err(PredictorError::MissingCounters {
+                what: format!("`{}`", dataset.dir.display()),
+                missing: missing.iter().map(|c| c.name().to_string()).collect(),
+                advice: missing_counters_advice(&missing, &dataset.dir.display().to_string()),
+            });
+        }
+        Ok(ProfileTable::unchecked(dataset, counters.clone()))
+    }
+
+    fn unchecked(dataset: &'a Dataset, counters: CounterSubset) -> ProfileTable<'a> {
         let column = dataset
             .standalone
             .counter_names
@@ -79,6 +104,7 @@ impl<'a> ProfileTable<'a> {
             dataset,
             index: dataset.standalone.index(),
             column,
+            counters,
         }
     }
 
@@ -93,7 +119,7 @@ impl<'a> ProfileTable<'a> {
                 op: op.to_string(),
                 sm_count,
             })?;
-        SideProfile::from_counters(
+        SideProfile::from_available(
             sm_count,
             row.duration_us,
             |name| {
@@ -102,6 +128,7 @@ impl<'a> ProfileTable<'a> {
                     .and_then(|&i| row.counters.get(i).copied())
             },
             &format!("{} (op {op}, {sm_count} SMs)", what()),
+            &self.counters,
         )
     }
 
@@ -142,7 +169,19 @@ pub fn common_gpu(datasets: &[Dataset]) -> Result<GpuSpec> {
 impl Samples {
     /// Both sides of every pair row of every dataset.
     pub fn from_datasets(datasets: &[Dataset]) -> Result<Samples> {
+        Samples::from_datasets_with(datasets, &CounterSubset::all())
+    }
+
+    /// Both sides of every pair row of every dataset, their features
+    /// computed from `counters` only (the others held fixed).
+    pub fn from_datasets_with(datasets: &[Dataset], counters: &CounterSubset) -> Result<Samples> {
         let gpu = common_gpu(datasets)?;
+        let mask = counters.mask();
+        let features = |a: &SideProfile, b: &SideProfile, ctx: &GpuContext| {
+            let mut f = pair_features(a, b, ctx);
+            mask.apply(&mut f);
+            f
+        };
         let ctx = GpuContext::of(&gpu);
         let mut groups: Vec<String> = Vec::new();
         let mut rows = Vec::new();
@@ -166,14 +205,14 @@ impl Samples {
                     )
                 })
                 .collect();
-            let table = ProfileTable::new(ds);
+            let table = ProfileTable::with_counters(ds, counters)?;
             for p in &ds.pairs {
                 let a = table.profile(&p.op_a, p.sm_a)?;
                 let b = table.profile(&p.op_b, p.sm_b)?;
                 let label = |op: &str| labels.get(op).copied().unwrap_or(false);
                 let (la, lb) = (label(&p.op_a), label(&p.op_b));
                 rows.push(Sample {
-                    features: pair_features(&a, &b, &ctx),
+                    features: features(&a, &b, &ctx),
                     solo_us: a.duration_us,
                     co_us: p.duration_a_us,
                     group,
@@ -182,7 +221,7 @@ impl Samples {
                     co_memory_bound: lb,
                 });
                 rows.push(Sample {
-                    features: pair_features(&b, &a, &ctx),
+                    features: features(&b, &a, &ctx),
                     solo_us: b.duration_us,
                     co_us: p.duration_b_us,
                     group,

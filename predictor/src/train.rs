@@ -5,6 +5,7 @@
 
 use tally_datasets::Dataset;
 
+use crate::counter_subset::CounterSubset;
 use crate::error::Result;
 use crate::eval::{ape, ape_stats, random_split, TEST_SHARE};
 use crate::features::FEATURE_NAMES;
@@ -23,11 +24,14 @@ pub struct TrainRequest {
     pub tool_version: String,
     /// RFC 3339 time stamp for the file.
     pub trained_at: String,
+    /// The counters the models may read (`CounterSubset::all()` unless
+    /// the data to predict on hold fewer).
+    pub counters: CounterSubset,
 }
 
 /// Fit a model file on `datasets` (all profiled on one GPU).
 pub fn train(datasets: &[Dataset], req: &TrainRequest) -> Result<PredictorFile> {
-    let samples = Samples::from_datasets(datasets)?;
+    let samples = Samples::from_datasets_with(datasets, &req.counters)?;
     let learned: Vec<Method> = req
         .methods
         .iter()
@@ -54,6 +58,12 @@ pub fn train(datasets: &[Dataset], req: &TrainRequest) -> Result<PredictorFile> 
         default_method,
         validation,
         models,
+        counters: req
+            .counters
+            .counters()
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect(),
     })
 }
 

@@ -7,7 +7,7 @@ use tally_gpu::sim::SimBackend;
 use tally_gpu::GpuSpec;
 use tally_predictor::samples::ProfileTable;
 use tally_predictor::train::{train, TrainRequest};
-use tally_predictor::{Method, PredictorFile, RuntimePredictor, TrainConfig};
+use tally_predictor::{CounterSubset, Method, PredictorFile, RuntimePredictor, TrainConfig};
 use tally_profiler::campaign::{self, CampaignConfig, RunMeta};
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
@@ -42,6 +42,7 @@ fn trained() -> PredictorFile {
         },
         tool_version: "test".to_string(),
         trained_at: "2026-01-01T00:00:00Z".to_string(),
+        counters: CounterSubset::all(),
     };
     train(&[dataset("mobilenetv2", "h100-sxm")], &request).expect("train")
 }

@@ -1,7 +1,8 @@
 //! tally-profiler: the model zoo and user model files, the lowering of
 //! operators to the kernels real libraries launch, profiling campaigns
-//! (standalone and pair sweeps), the interference summary of datasets and
-//! the row-by-row comparison of two datasets.
+//! (standalone and pair sweeps), the `ncu` import, the Orion profile
+//! export, the interference summary of datasets and the row-by-row
+//! comparison of two datasets.
 
 pub mod campaign;
 pub mod compare;
@@ -9,6 +10,7 @@ mod lower;
 pub mod model;
 pub mod model_file;
 pub mod ncu_import;
+pub mod orion_export;
 pub mod summary;
 pub mod zoo;
 

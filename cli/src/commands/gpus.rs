@@ -20,7 +20,7 @@ pub fn run(args: &GpusArgs) -> Result<()> {
     }
     if BackendKind::parse(&args.backend)? == BackendKind::Cuda {
         return match &args.try_split {
-            Some(sizes) => try_split(sizes),
+            Some(sizes) => try_split(sizes, args.device),
             None => devices(args),
         };
     }
@@ -75,6 +75,7 @@ fn devices(args: &GpusArgs) -> Result<()> {
         "compute_mode",
         "partition_min",
         "partition_step",
+        "partition_rule",
         "auto_spec",
     ]);
     for d in list_devices()? {
@@ -95,6 +96,7 @@ fn devices(args: &GpusArgs) -> Result<()> {
             d.compute_mode.clone(),
             d.partition_min_sms.to_string(),
             d.partition_step.to_string(),
+            d.partition_rule.clone(),
             spec,
         ]);
     }
@@ -102,12 +104,13 @@ fn devices(args: &GpusArgs) -> Result<()> {
     Ok(())
 }
 
-/// Green contexts of `sizes` SMs on device 0, checked: SMs as asked and as
+/// Green contexts of `sizes` SMs on device `device`, checked: SMs as asked and as
 /// reported (a mismatch is a finding), the copy probe alone on each, and
 /// for two partitions the pair beside the simulator's figures.
-fn try_split(sizes: &[u32]) -> Result<()> {
-    let c = check_split(0, sizes, TimingConfig::default())?;
+fn try_split(sizes: &[u32], device: usize) -> Result<()> {
+    let c = check_split(device, sizes, TimingConfig::default())?;
     let mut out = std::io::stdout().lock();
+    writeln!(out, "{}: {}", c.device, c.made)?;
     for (i, p) in c.partitions.iter().enumerate() {
         writeln!(
             out,

@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod eval;
+pub mod export;
 pub mod gpus;
 pub mod import_ncu;
 pub mod kernels;

@@ -52,7 +52,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
         }],
         _ => bail!("give --pairs FILE.csv, or --a OP and --b OP"),
     };
-    let table = ProfileTable::new(&dataset);
+    let table = ProfileTable::with_counters(&dataset, &file.counter_subset())?;
     let mut header = vec![
         "op_a",
         "op_b",

@@ -6,7 +6,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use tally_datasets::time::now_rfc3339;
 use tally_predictor::train::{train, TrainRequest};
-use tally_predictor::Method;
+use tally_predictor::{CounterSubset, Method};
 
 use crate::args::TrainArgs;
 use crate::commands::{read_datasets, train_config};
@@ -15,12 +15,17 @@ pub fn run(args: &TrainArgs) -> Result<()> {
     let methods = Method::learned_set(&args.method)?;
     let config = train_config(&args.learner)?;
     let datasets = read_datasets(&args.data)?;
+    let counters = match &args.counters_from {
+        Some(dir) => CounterSubset::of_dataset(&read_datasets(std::slice::from_ref(dir))?[0]),
+        None => CounterSubset::all(),
+    };
     let clock = Instant::now();
     let request = TrainRequest {
         methods,
         config,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         trained_at: now_rfc3339(),
+        counters: counters.clone(),
     };
     let model = train(&datasets, &request)?;
     let elapsed = clock.elapsed().as_secs_f64();
@@ -35,6 +40,26 @@ pub fn run(args: &TrainArgs) -> Result<()> {
         model.training_data.len(),
         model.gpu.name
     )?;
+    if let Some(dir) = &args.counters_from {
+        let absent = counters.absent();
+        writeln!(
+            out,
+            "counters from `{}`: {} of {} ({} of the features); without {}",
+            dir.display(),
+            counters.counters().len(),
+            counters.counters().len() + absent.len(),
+            counters.mask().usable_count(),
+            if absent.is_empty() {
+                "none".to_string()
+            } else {
+                absent
+                    .iter()
+                    .map(|c| c.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        )?;
+    }
     for v in &model.validation {
         writeln!(
             out,

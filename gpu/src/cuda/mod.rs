@@ -25,7 +25,9 @@ pub use derive::spec_from_device;
 pub use device::{describe_device, list_devices, DeviceDescription};
 pub use driver::{driver_present, driver_version, require_driver, NO_DRIVER};
 pub use ncu::{
-    ncu_metrics_arg, parse_ncu_csv, read_ncu_csv, NcuCsvError, NcuLaunch, NcuLayout, NcuReport,
+    display_name, metrics_list, ncu_command_for, ncu_flags_for, ncu_metrics_arg, parse_ncu_csv,
+    read_ncu_csv, spec_from_report, DerivedSpec, KernelCoverage, NcuCsvError, NcuLaunch, NcuLayout,
+    NcuReport, SpecNotDerived,
 };
 pub use nvrtc::{compile_to_ptx, Arch};
 pub use ptxas::{assemble, assemble_cubin, parse_ptxas_info, EntryResources};

@@ -3,19 +3,32 @@
 
 use std::path::PathBuf;
 
+/// `; ncu said: ==ERROR== ...` when the file carries ncu's own error.
+fn ncu_said(error: &Option<String>) -> String {
+    error
+        .as_ref()
+        .map_or_else(String::new, |e| format!("; ncu said: {e}"))
+}
+
 /// An ncu CSV that could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum NcuCsvError {
-    #[error("failed to read `{path}`: {source}")]
+    // Not `source`: the reason is in the message, and a source would print
+    // it a second time in the error chain.
+    #[error("failed to read `{path}`: {reason}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     #[error(
         "`{path}`: no ncu CSV header found (expected a line starting with \"ID\", as \
-         `ncu --csv --page raw` prints)"
+         `ncu --csv` prints){}", ncu_said(.ncu_error)
     )]
-    NoHeader { path: PathBuf },
+    NoHeader {
+        path: PathBuf,
+        /// The first `==ERROR==` line of the file, if any.
+        ncu_error: Option<String>,
+    },
     #[error("`{path}` line {line}: the header lacks column `{column}`")]
     MissingColumn {
         path: PathBuf,
@@ -36,6 +49,10 @@ pub enum NcuCsvError {
         expected: String,
         found: String,
     },
-    #[error("`{path}`: holds no kernel launches")]
-    Empty { path: PathBuf },
+    #[error("`{path}`: holds no kernel launches (no CSV rows after the header){}", ncu_said(.ncu_error))]
+    Empty {
+        path: PathBuf,
+        /// The first `==ERROR==` line of the file, if any.
+        ncu_error: Option<String>,
+    },
 }

@@ -114,8 +114,10 @@ impl NcuRunner {
         let saved = self
             .scratch
             .join(format!("{}-{sm_count}.ncu.csv", kernel.op_id()));
+        // Kept beside the kernel file either way: small, and what a check of
+        // ncu's view of the partition (`launch__sm_count`) reads.
+        let _ = std::fs::write(&saved, text.as_bytes());
         if !out.status.success() {
-            let _ = std::fs::write(&saved, text.as_bytes());
             return Err(GpuError::Device(format!(
                 "ncu on `{}` ({entry}, {sm_count} SMs) exited with {}: {} (its output is in `{}`)",
                 kernel.name,
@@ -124,9 +126,7 @@ impl NcuRunner {
                 saved.display()
             )));
         }
-        let counters = counters_of(&text, entry, &saved).inspect_err(|_| {
-            let _ = std::fs::write(&saved, text.as_bytes());
-        })?;
+        let counters = counters_of(&text, entry, &saved)?;
         let _ = std::fs::remove_file(&file);
         Ok(counters)
     }
