@@ -9,6 +9,17 @@ use tally_gpu::cuda::{assemble, compile_to_ptx, Arch, ToolError};
 use tally_kernels::build::{build_library, KernelVariant, VariantStatus};
 use tally_kernels::ptx::{parse_module, transform_module, transform_module_skipping, Variants};
 
+/// The `fixtures/cuda` kernels the transformer takes (the `unsupported_*`
+/// ones it must refuse are tested elsewhere).
+const TRANSFORMABLE_FIXTURES: [&str; 6] = [
+    "grid3d",
+    "early_return",
+    "barrier_loop",
+    "partial_warp_return",
+    "multi_entry",
+    "shared_arrays",
+];
+
 fn cuda_fixture(stem: &str) -> String {
     common::read(&common::fixture_dir("cuda").join(format!("{stem}.cu")))
 }
@@ -94,14 +105,7 @@ fn golden_ptx_matches_nvrtc() {
             checked += 1;
         }
     }
-    for stem in [
-        "grid3d",
-        "early_return",
-        "barrier_loop",
-        "partial_warp_return",
-        "multi_entry",
-        "shared_arrays",
-    ] {
+    for stem in TRANSFORMABLE_FIXTURES {
         let ptx = compile_to_ptx(&cuda_fixture(stem), &format!("{stem}.cu"), Arch::Sm90).unwrap();
         check(&format!("{stem}.sm_90.ptx"), ptx, &format!("{stem}.cu"));
         checked += 1;
@@ -114,14 +118,7 @@ fn golden_ptx_matches_nvrtc() {
 /// and assembled for both architectures.
 #[test]
 fn kernels_outside_the_library_transform_and_assemble() {
-    for stem in [
-        "grid3d",
-        "early_return",
-        "barrier_loop",
-        "partial_warp_return",
-        "multi_entry",
-        "shared_arrays",
-    ] {
+    for stem in TRANSFORMABLE_FIXTURES {
         for arch in [Arch::Sm80, Arch::Sm90] {
             let ptx = compile_to_ptx(&cuda_fixture(stem), stem, arch).unwrap();
             let m = parse_module(&ptx).unwrap_or_else(|e| panic!("{stem}: {e}"));

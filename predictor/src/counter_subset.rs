@@ -6,18 +6,29 @@
 //! see it vary and never use it, and nothing absent is read as a zero
 //! measurement. The model file records the counters (`PredictorFile::
 //! counters`); predicting on data that lack one of them is refused with
-//! the counters and the ncu flags that collect them.
+//! the counters and the ncu flags that collect them. Which features a
+//! subset supports is `feature_mask.rs`.
 
 use tally_datasets::Dataset;
 use tally_gpu::cuda::ncu_flags_for;
 use tally_gpu::Counter;
 
-use crate::features::{feature_index, Features, FEATURE_COUNTERS, N_FEATURES};
-use crate::profile::REQUIRED_COUNTERS;
-
-/// Where `a_shared_share` is: held at 1 when masked, which makes the
-/// output link the identity (the model learns the slowdown directly).
-const SHARED_SHARE: usize = feature_index("a_shared_share");
+/// The counters a side profile is built from, by their Nsight Compute
+/// names (`SideProfile`); a subset is some of these.
+pub const REQUIRED_COUNTERS: [Counter; 12] = [
+    Counter::SmThroughputPct,
+    Counter::IssueActivePct,
+    Counter::AchievedOccupancyPct,
+    Counter::TensorActivePct,
+    Counter::L1ThroughputPct,
+    Counter::L2SectorsPct,
+    Counter::L2ThroughputPct,
+    Counter::L2HitRatePct,
+    Counter::L2Bytes,
+    Counter::DramThroughputPct,
+    Counter::DramBytesRead,
+    Counter::DramBytesWrite,
+];
 
 /// The predictor counters a model reads, in `REQUIRED_COUNTERS` order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,46 +89,6 @@ impl CounterSubset {
             .filter(|c| !names.iter().any(|n| n.as_ref() == c.name()))
             .collect()
     }
-
-    /// The features these counters support.
-    pub fn mask(&self) -> FeatureMask {
-        let mut usable = [true; N_FEATURES];
-        for (u, deps) in usable.iter_mut().zip(FEATURE_COUNTERS.iter()) {
-            *u = deps.iter().all(|c| self.contains(*c));
-        }
-        FeatureMask { usable }
-    }
-}
-
-/// Which features a predictor uses; the others are held fixed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FeatureMask {
-    usable: [bool; N_FEATURES],
-}
-
-impl FeatureMask {
-    /// Whether every feature is usable (a model on every counter).
-    pub fn is_full(&self) -> bool {
-        self.usable.iter().all(|u| *u)
-    }
-
-    /// Number of usable features.
-    pub fn usable_count(&self) -> usize {
-        self.usable.iter().filter(|u| **u).count()
-    }
-
-    /// Hold every unusable feature of `f` at its fixed value.
-    #[inline]
-    pub fn apply(&self, f: &mut Features) {
-        if self.is_full() {
-            return;
-        }
-        for (i, (x, usable)) in f.iter_mut().zip(&self.usable).enumerate() {
-            if !usable {
-                *x = if i == SHARED_SHARE { 1.0 } else { 0.0 };
-            }
-        }
-    }
 }
 
 /// What to tell a user whose data lack `missing`: the counters, the ncu
@@ -138,11 +109,9 @@ pub fn missing_counters_advice(missing: &[Counter], dir: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::features::FEATURE_NAMES;
 
     #[test]
-    fn a_subset_masks_exactly_the_features_of_absent_counters() {
-        assert!(CounterSubset::all().mask().is_full());
+    fn a_subset_keeps_known_counters_and_advises_on_missing_ones() {
         let subset = CounterSubset::from_names(&[
             "sm__throughput.avg.pct_of_peak_sustained_elapsed",
             "lts__t_sector_hit_rate.pct",
@@ -152,17 +121,6 @@ mod tests {
             subset.counters(),
             [Counter::SmThroughputPct, Counter::L2HitRatePct]
         );
-        let mask = subset.mask();
-        let usable = |name: &str| mask.usable[feature_index(name)];
-        assert!(usable("a_sm_fraction") && usable("a_log_duration_us"));
-        assert!(usable("a_sm_busy") && usable("b_l2_hit"));
-        assert!(!usable("a_dram_util") && !usable("a_memory_share"));
-        let mut f = [0.5; N_FEATURES];
-        mask.apply(&mut f);
-        assert_eq!(f[feature_index("a_dram_util")], 0.0);
-        assert_eq!(f[feature_index("a_shared_share")], 1.0);
-        assert_eq!(f[feature_index("a_sm_busy")], 0.5);
-        assert_eq!(mask.usable_count(), 7, "{:?}", FEATURE_NAMES);
         assert_eq!(
             subset.missing_from(&["lts__t_sector_hit_rate.pct"]),
             [Counter::SmThroughputPct]

@@ -9,24 +9,9 @@
 use serde::{Deserialize, Serialize};
 use tally_gpu::{Counter, GpuSpec};
 
+pub use crate::counter_subset::REQUIRED_COUNTERS;
 use crate::counter_subset::{missing_counters_advice, CounterSubset};
 use crate::error::{PredictorError, Result};
-
-/// The counters a profile is built from, by their Nsight Compute names.
-pub const REQUIRED_COUNTERS: [Counter; 12] = [
-    Counter::SmThroughputPct,
-    Counter::IssueActivePct,
-    Counter::AchievedOccupancyPct,
-    Counter::TensorActivePct,
-    Counter::L1ThroughputPct,
-    Counter::L2SectorsPct,
-    Counter::L2ThroughputPct,
-    Counter::L2HitRatePct,
-    Counter::L2Bytes,
-    Counter::DramThroughputPct,
-    Counter::DramBytesRead,
-    Counter::DramBytesWrite,
-];
 
 /// One operator measured alone on `sm_count` SMs, as fractions and bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

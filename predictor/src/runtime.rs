@@ -5,7 +5,7 @@
 //! allocates nothing.
 
 use crate::complete_forest::CompleteForest;
-use crate::counter_subset::FeatureMask;
+use crate::feature_mask::FeatureMask;
 use crate::features::{pair_features, N_FEATURES};
 use crate::forest::Forest;
 use crate::methods::Method;

@@ -14,6 +14,7 @@ mod display_names;
 mod error;
 mod line;
 mod parse;
+mod read;
 mod run;
 mod spec;
 mod units;
@@ -22,7 +23,7 @@ pub use collect::{metrics_list, ncu_command_for, ncu_flags_for, ncu_metrics_arg}
 pub use coverage::KernelCoverage;
 pub use display_names::display_name;
 pub use error::NcuCsvError;
-pub use parse::{parse_ncu_csv, read_ncu_csv};
+pub use read::{parse_ncu_csv, read_ncu_csv};
 pub use run::{counters_of, locate_ncu, NcuRunner};
 pub use spec::{spec_from_report, DerivedSpec, SpecNotDerived};
 

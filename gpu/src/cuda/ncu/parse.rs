@@ -9,25 +9,8 @@
 
 use std::path::Path;
 
-use super::assemble::assemble;
 use super::error::NcuCsvError;
 use super::line::split_record;
-use super::NcuReport;
-
-/// Read and parse the ncu CSV at `path`.
-pub fn read_ncu_csv(path: &Path) -> Result<NcuReport, NcuCsvError> {
-    let text = std::fs::read_to_string(path).map_err(|reason| NcuCsvError::Read {
-        path: path.to_path_buf(),
-        reason,
-    })?;
-    parse_ncu_csv(&text, path)
-}
-
-/// Parse ncu CSV `text`; `path` names it in errors.
-pub fn parse_ncu_csv(text: &str, path: &Path) -> Result<NcuReport, NcuCsvError> {
-    let table = split_table(text, path)?;
-    assemble(&table, path)
-}
 
 /// The CSV part of a file, rows padded to the header's width.
 #[derive(Debug)]
