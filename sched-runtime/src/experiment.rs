@@ -38,7 +38,7 @@ pub fn run_policies(
     mut slowdown: impl FnMut() -> Result<Option<Box<dyn SlowdownModel>>, RunError>,
 ) -> Result<PolicyComparison, RunError> {
     let request_alone = hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?;
-    let arrivals = arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone);
+    let arrivals = arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone)?;
     let alone = hp_alone_outcome(request_alone, arrivals.as_deref(), cfg.duration_us);
     let be_names: Vec<String> = workload.be.iter().map(|b| b.name.clone()).collect();
     let mut results = Vec::new();
@@ -73,12 +73,7 @@ pub fn arrivals_for(cfg: &RunConfig, workload: &Workload) -> Result<Option<Vec<f
         Arrivals::Poisson { .. } => hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?,
         _ => 0.0,
     };
-    Ok(arrival_times(
-        &cfg.arrivals,
-        cfg.seed,
-        cfg.duration_us,
-        request_alone,
-    ))
+    arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone)
 }
 
 /// Run `workload` under `policy` on a fresh simulated GPU.

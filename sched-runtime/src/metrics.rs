@@ -1,6 +1,9 @@
 //! Run metrics: HP latency percentiles against the HP job alone, the p99
 //! overhead, each job's throughput normalised to running alone and the
-//! system throughput (their sum).
+//! system throughput (their sum). Latency is given two ways: from arrival
+//! (queueing included, what a server's client sees) and from the start of
+//! service (queueing excluded, what the published Tally artifact measured:
+//! see [`crate::outcome::Request::service_us`]).
 
 use serde::Serialize;
 
@@ -48,6 +51,11 @@ pub struct Summary {
     pub hp_latency: LatencyStats,
     pub hp_alone_latency: LatencyStats,
     pub p99_overhead_pct: f64,
+    /// Service latency (queueing excluded), and alone.
+    pub hp_service_latency: LatencyStats,
+    pub hp_alone_service_latency: LatencyStats,
+    /// p99 service latency over the alone p99 service latency.
+    pub service_p99_slowdown: f64,
     pub hp_throughput: f64,
     pub be_throughput: Vec<f64>,
     pub be_throughput_total: f64,
@@ -61,6 +69,10 @@ pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutco
     let lat = |o: &RunOutcome| -> Vec<f64> { o.requests.iter().map(|r| r.latency_us()).collect() };
     let hp_latency = LatencyStats::of_us(&lat(outcome));
     let hp_alone_latency = LatencyStats::of_us(&lat(alone));
+    let service =
+        |o: &RunOutcome| -> Vec<f64> { o.requests.iter().map(|r| r.service_us()).collect() };
+    let hp_service_latency = LatencyStats::of_us(&service(outcome));
+    let hp_alone_service_latency = LatencyStats::of_us(&service(alone));
     let hp_throughput = if alone.requests.is_empty() {
         0.0
     } else {
@@ -84,6 +96,13 @@ pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutco
         },
         hp_latency,
         hp_alone_latency,
+        service_p99_slowdown: if hp_alone_service_latency.p99 > 0.0 {
+            hp_service_latency.p99 / hp_alone_service_latency.p99
+        } else {
+            0.0
+        },
+        hp_service_latency,
+        hp_alone_service_latency,
         hp_throughput,
         be_throughput,
         be_throughput_total: be_total,

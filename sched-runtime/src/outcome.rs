@@ -10,8 +10,18 @@ pub struct Request {
 }
 
 impl Request {
+    /// From arrival to completion: what a client of the server sees.
     pub fn latency_us(&self) -> f64 {
         self.end_us - self.arrival_us
+    }
+
+    /// From the start of service to completion, queueing excluded: what
+    /// the Tally artifact's server harness records (its `ServerInferMonitor`
+    /// times each step from its begin, which is the arrival or, when behind,
+    /// the previous request's end), so the published table compares with
+    /// this one.
+    pub fn service_us(&self) -> f64 {
+        self.end_us - self.start_us
     }
 }
 

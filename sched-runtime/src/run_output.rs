@@ -33,7 +33,7 @@ pub const REQUEST_COLUMNS: [&str; 6] = [
 ];
 
 /// The columns of `summary.csv`.
-pub const SUMMARY_COLUMNS: [&str; 18] = [
+pub const SUMMARY_COLUMNS: [&str; 21] = [
     "policy",
     "hp",
     "be",
@@ -49,6 +49,9 @@ pub const SUMMARY_COLUMNS: [&str; 18] = [
     "alone_p95_ms",
     "alone_p99_ms",
     "p99_overhead_pct",
+    "hp_service_p99_ms",
+    "alone_service_p99_ms",
+    "service_p99_slowdown",
     "hp_throughput",
     "be_throughput",
     "system_throughput",
@@ -182,7 +185,7 @@ fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetEr
             let (h, a) = (&s.hp_latency, &s.hp_alone_latency);
             writeln!(
                 w,
-                "{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{:.6},{:.6},{:.6}",
+                "{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
                 s.policy,
                 s.hp,
                 s.be.join("+"),
@@ -190,6 +193,9 @@ fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetEr
                 h.avg, h.p50, h.p90, h.p95, h.p99,
                 a.avg, a.p50, a.p90, a.p95, a.p99,
                 s.p99_overhead_pct,
+                s.hp_service_latency.p99,
+                s.hp_alone_service_latency.p99,
+                s.service_p99_slowdown,
                 s.hp_throughput,
                 s.be_throughput_total,
                 s.system_throughput

@@ -104,17 +104,31 @@ pub fn read_arrival_file(path: &Path) -> Result<Vec<f64>, RunError> {
 }
 
 /// Arrival times for a run: Poisson arrivals need the standalone request
-/// latency (the capacity is one request per standalone latency).
+/// latency (the capacity is one request per standalone latency). A load at
+/// or above that capacity is refused: the queue would grow without bound,
+/// so every latency would measure the run's length, not the policy.
 pub fn arrival_times(
     arrivals: &Arrivals,
     seed: u64,
     duration_us: f64,
     request_alone_us: f64,
-) -> Option<Vec<f64>> {
+) -> Result<Option<Vec<f64>>, RunError> {
     match arrivals {
-        Arrivals::ClosedLoop => None,
-        Arrivals::Times(t) => Some(t.clone()),
+        Arrivals::ClosedLoop => Ok(None),
+        Arrivals::Times(t) => Ok(Some(t.clone())),
         Arrivals::Poisson { load } => {
+            if *load >= 1.0 {
+                return Err(RunError::Input {
+                    what: "load".into(),
+                    reason: format!(
+                        "{load} is at or above the HP job's capacity of {:.2} requests/s \
+                         (one request alone takes {:.3} ms): the load is a fraction of \
+                         that capacity and must be below 1",
+                        1e6 / request_alone_us,
+                        request_alone_us / 1e3
+                    ),
+                });
+            }
             let mean_gap = request_alone_us / load.max(1e-9);
             let mut rng = tally_gpu::rng::SplitMix64::new(seed ^ 0x9e37_79b9_7f4a_7c15);
             let mut t = 0.0;
@@ -122,10 +136,28 @@ pub fn arrival_times(
             loop {
                 t += -mean_gap * (1.0 - rng.next_f64()).ln();
                 if t >= duration_us {
-                    return Some(out);
+                    return Ok(Some(out));
                 }
                 out.push(t);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_at_the_hp_capacity_is_refused_naming_it() {
+        let err = arrival_times(&Arrivals::Poisson { load: 1.0 }, 0, 1e6, 2000.0).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("500.00 requests/s"), "{text}");
+        assert!(text.contains("2.000 ms"), "{text}");
+        let ok = arrival_times(&Arrivals::Poisson { load: 0.5 }, 0, 1e6, 2000.0)
+            .unwrap()
+            .unwrap();
+        // About 250 arrivals in a second at 250 requests/s.
+        assert!((200..300).contains(&ok.len()), "{}", ok.len());
     }
 }
