@@ -76,6 +76,12 @@ pub enum Command {
                             tally run --hp bert-base:infer --be gpt2:train --policy tally-predict --predictor model.json --out runs/tp"
     )]
     Run(RunArgs),
+    /// Put `tally run` results beside the published A100 table (p99 slowdown, system throughput).
+    #[command(
+        after_help = "Examples:\n  tally side-by-side runs/table/pairs/* --out runs/table/side_by_side.csv\n  \
+                            tally side-by-side runs/cmp --published my-table.csv --out side.csv --format csv"
+    )]
+    SideBySide(SideBySideArgs),
     /// Transform PTX kernels for slicing and preemption, or check them with ptxas.
     #[command(subcommand)]
     Ptx(PtxCommand),
@@ -190,6 +196,24 @@ pub struct OutputArgs {
     /// How to print tables.
     #[arg(long, value_enum, default_value_t = TableFormat::Table)]
     pub format: TableFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SideBySideArgs {
+    /// `tally run` directories (each holds summary.csv).
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The published per-pair table (the Tally artifact's A100 results).
+    #[arg(
+        long,
+        default_value = "data/tally-bench-a100/per_pair_p99_and_throughput_derived.csv"
+    )]
+    pub published: PathBuf,
+    /// Where to write side_by_side.csv (one row per pair and policy).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

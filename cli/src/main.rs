@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => commands::eval::run(a),
         Command::Predict(a) => commands::predict::run(a),
         Command::Run(a) => commands::run::run(a),
+        Command::SideBySide(a) => commands::side_by_side::run(a),
         Command::Ptx(c) => commands::ptx::run(c),
         Command::Kernels(c) => commands::kernels::run(c),
         Command::ImportNcu(a) => commands::import_ncu::run(a),

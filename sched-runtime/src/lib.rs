@@ -9,11 +9,13 @@
 //! `policy` (the policy interface and one file per policy), `workload`
 //! (jobs and arrivals) and `trace` (jobs from kernel traces), `runner`
 //! (the run loop), `hp_alone` (the HP-alone reference), `metrics`,
-//! `experiment` (a workload under several policies), and `run_dir`, the
-//! output files of `tally run`. No CUDA here: a real-GPU engine lives
+//! `experiment` (a workload under several policies), `run_output`, the
+//! files of `tally run`, and `published` with `side_by_side`: the
+//! published A100 table and the simulated one beside it. No CUDA here: a real-GPU engine lives
 //! beside the CUDA code and implements [`engine::Engine`].
 
 pub mod config_choice;
+pub mod csv_columns;
 pub mod engine;
 pub mod error;
 pub mod experiment;
@@ -22,7 +24,9 @@ pub mod kernel_config;
 pub mod metrics;
 pub mod outcome;
 pub mod policy;
+pub mod published;
 pub mod run_output;
 pub mod runner;
+pub mod side_by_side;
 pub mod trace;
 pub mod workload;

@@ -2,7 +2,8 @@
 //! HP request of every policy, and of the HP job alone), `summary.csv` (one
 //! row per policy) and `run.json` (provenance and the summaries), each
 //! written through a temporary file and renamed, `run.json` last so that
-//! an interrupted run never looks complete.
+//! an interrupted run never looks complete; and the reader of
+//! `summary.csv` for comparisons.
 
 use std::io::Write;
 use std::path::Path;
@@ -204,4 +205,37 @@ fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetEr
         }
         Ok(())
     })
+}
+
+/// The fields of one `summary.csv` row that comparisons read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub policy: String,
+    pub hp: String,
+    pub be: String,
+    pub p99_overhead_pct: f64,
+    pub service_p99_slowdown: f64,
+    pub hp_throughput: f64,
+    pub be_throughput: f64,
+    pub system_throughput: f64,
+}
+
+/// Read a run directory's `summary.csv`.
+pub fn read_summary(path: &Path) -> Result<Vec<SummaryRow>, crate::error::RunError> {
+    let table = crate::csv_columns::CsvColumns::read(path, &SUMMARY_COLUMNS)?;
+    table
+        .rows()
+        .map(|r| {
+            Ok(SummaryRow {
+                policy: r.text("policy").to_string(),
+                hp: r.text("hp").to_string(),
+                be: r.text("be").to_string(),
+                p99_overhead_pct: r.number("p99_overhead_pct")?,
+                service_p99_slowdown: r.number("service_p99_slowdown")?,
+                hp_throughput: r.number("hp_throughput")?,
+                be_throughput: r.number("be_throughput")?,
+                system_throughput: r.number("system_throughput")?,
+            })
+        })
+        .collect()
 }

@@ -3,98 +3,18 @@
 //! run in order, every policy alone reproduces the standalone latency, and
 //! each policy's defining behaviour.
 
+mod common;
+
+use common::*;
 use proptest::prelude::*;
-use tally_gpu::{Dim3, GpuSpec, KernelKind, KernelSpec, MemoryUse, Partition, Work};
+use tally_gpu::Partition;
 use tally_sched::engine::sim::SimEngine;
 use tally_sched::engine::{Engine, LaunchRequest};
-use tally_sched::error::RunError;
 use tally_sched::experiment::{arrivals_for, run_policies};
-use tally_sched::policy::registry::{by_name, POLICY_NAMES};
-use tally_sched::policy::slowdown::{OracleSlowdown, SlowdownModel};
+use tally_sched::policy::registry::by_name;
 use tally_sched::policy::PolicyOptions;
-use tally_sched::runner::{run_on, RunConfig};
-use tally_sched::workload::{Arrivals, JobSpec, Workload};
-
-fn gpu() -> GpuSpec {
-    GpuSpec::preset("a100-40gb").expect("preset")
-}
-
-/// A kernel of `blocks` blocks of 256 threads; `flops_per_block` of FP32
-/// work and `bytes_per_block` of streamed DRAM traffic.
-fn kernel(name: &str, blocks: u32, flops_per_block: f64, bytes_per_block: f64) -> KernelSpec {
-    let b = f64::from(blocks);
-    KernelSpec {
-        name: name.to_string(),
-        kind: KernelKind::Elementwise,
-        grid: Dim3::linear(blocks),
-        block: Dim3::linear(256),
-        registers_per_thread: 32,
-        shared_mem_static: 0,
-        shared_mem_dynamic: 0,
-        work: Work {
-            ffma: b * flops_per_block / 2.0,
-            other_warp_insts: b * 64.0,
-            ..Work::default()
-        },
-        memory: MemoryUse {
-            l1_bytes: b * bytes_per_block,
-            l2_bytes: b * bytes_per_block,
-            dram_read_bytes: b * bytes_per_block * 0.5,
-            dram_write_bytes: b * bytes_per_block * 0.5,
-            l2_working_set: b * bytes_per_block,
-            inflight_bytes_per_warp: 512.0,
-        },
-    }
-}
-
-fn compute_kernel(name: &str, blocks: u32) -> KernelSpec {
-    kernel(name, blocks, 4.0e6, 4.0e3)
-}
-
-fn memory_kernel(name: &str, blocks: u32) -> KernelSpec {
-    kernel(name, blocks, 2.0e3, 256.0e3)
-}
-
-fn cfg(duration_us: f64, arrivals: Arrivals) -> RunConfig {
-    RunConfig {
-        gpu: gpu(),
-        duration_us,
-        seed: 7,
-        arrivals,
-    }
-}
-
-fn oracle() -> Result<Option<Box<dyn SlowdownModel>>, RunError> {
-    Ok(Some(Box::new(OracleSlowdown::new(&gpu()))))
-}
-
-fn all_policies() -> Vec<String> {
-    POLICY_NAMES.iter().map(|s| s.to_string()).collect()
-}
-
-/// An HP request of a few small kernels (some leave SMs idle).
-fn hp_job() -> JobSpec {
-    job(
-        "hp",
-        vec![
-            compute_kernel("hp-a", 54),
-            memory_kernel("hp-b", 216),
-            compute_kernel("hp-c", 40),
-            memory_kernel("hp-d", 64),
-        ],
-    )
-}
-
-/// A BE iteration of large kernels (many waves each).
-fn be_job(name: &str) -> JobSpec {
-    job(
-        name,
-        vec![
-            compute_kernel(&format!("{name}-a"), 4000),
-            memory_kernel(&format!("{name}-b"), 3000),
-        ],
-    )
-}
+use tally_sched::runner::run_on;
+use tally_sched::workload::{Arrivals, Workload};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
@@ -261,42 +181,6 @@ fn without_be_every_policy_reproduces_the_standalone_latency() {
     }
 }
 
-/// The standard HP job with one BE job.
-fn hp_and_be() -> Workload {
-    Workload {
-        hp: hp_job(),
-        be: vec![be_job("be")],
-    }
-}
-
-/// A job of the given kernels.
-fn job(name: &str, kernels: Vec<KernelSpec>) -> JobSpec {
-    JobSpec {
-        name: name.into(),
-        kernels,
-    }
-}
-
-fn summaries(
-    workload: &Workload,
-    arrivals: Arrivals,
-    policies: &[&str],
-) -> Vec<tally_sched::metrics::Summary> {
-    let names: Vec<String> = policies.iter().map(|s| s.to_string()).collect();
-    run_policies(
-        workload,
-        &cfg(100_000.0, arrivals),
-        &names,
-        &PolicyOptions::default(),
-        oracle,
-    )
-    .unwrap()
-    .results
-    .into_iter()
-    .map(|r| r.summary)
-    .collect()
-}
-
 #[test]
 fn mps_gives_no_isolation_and_priority_helps_and_tally_isolates() {
     let workload = hp_and_be();
@@ -375,31 +259,4 @@ fn orion_co_runs_only_kernels_of_the_other_label() {
     let s_other = summaries(&other, Arrivals::ClosedLoop, &["orion"]);
     assert_eq!(s_same[0].be_throughput_total, 0.0);
     assert!(s_other[0].be_throughput_total > 0.0);
-}
-
-#[test]
-fn tgs_holds_hp_throughput_not_latency_and_time_slicing_alternates() {
-    let workload = hp_and_be();
-    let s = summaries(
-        &workload,
-        Arrivals::Poisson { load: 0.5 },
-        &["mps", "tgs", "time-slicing"],
-    );
-    let (mps, tgs, ts) = (&s[0], &s[1], &s[2]);
-    assert!(tgs.be_throughput_total < mps.be_throughput_total);
-    assert!(tgs.be_throughput_total > 0.0);
-    // TGS's loop holds the HP job's throughput, not its latency: below
-    // saturation the requests keep up but wait behind BE kernels.
-    assert!(
-        tgs.hp_throughput > 0.97,
-        "tgs HP throughput {}",
-        tgs.hp_throughput
-    );
-    assert!(tgs.p99_overhead_pct > 50.0, "tgs {}", tgs.p99_overhead_pct);
-    assert!(
-        ts.p99_overhead_pct > 20.0,
-        "time-slicing {}",
-        ts.p99_overhead_pct
-    );
-    assert!(ts.be_throughput_total > 0.2);
 }

@@ -13,6 +13,7 @@ pub mod predict;
 pub mod profile;
 pub mod ptx;
 pub mod run;
+pub mod side_by_side;
 pub mod summary;
 pub mod train;
 

@@ -1,105 +1,102 @@
-//! TGS: BE kernel launches are rate-limited by a TCP-like control loop on
-//! the HP job's throughput; kernels run untransformed and concurrently (no
-//! priority, no preemption). Every window (`MIN_WINDOW_US`, or
-//! `WINDOW_REQUESTS` HP requests' standalone time if longer, so that a
-//! window holds several requests) the HP throughput is sampled
-//! (the standalone time of the HP kernels completed, smoothed over a few
-//! windows) and compared with what it can reach: the work of the requests
-//! offered in the same windows for an open-loop HP, the best sample so far
-//! for a closed loop. While it stays within 3 %
-//! the BE rate grows x1.5 (slow start) or additively after a deviation; a
-//! deviation cuts it by 8 %; a deviation of 9 % or more divides it by 10 and
-//! restarts slow start.
+//! TGS (Wu et al., NSDI'23) as the published Tally table ran it: the Tally
+//! artifact's TGS scheduler (`tally-project/tally`,
+//! `src/tally/scheduler/tgs.cpp`) forwards both jobs' kernels untransformed
+//! to concurrent streams without priority (so HP kernels meet BE blocks as
+//! under MPS) and gates BE launches with a rate limit set from the HP job's
+//! launch rate. Every constant below is that implementation's:
+//!
+//! - the HP rate is the number of thread blocks the HP job launched over
+//!   the last `HP_SAMPLE_US` (its rate monitor sleeps 5 s);
+//! - the BE job may launch while the blocks it launched in the current
+//!   `BE_TICK_US` (its counter is reset every 50 ms) are within the limit;
+//! - the limit follows TCP: slow start x1.5 while the HP rate stays within
+//!   `THRESHOLD` (3 %) of its maximum, -8 % on a deviation, /10 on a
+//!   deviation of 3 x `THRESHOLD`. Its control loop spins without sleeping
+//!   on the latest 5 s sample, so within microseconds of a sample the limit
+//!   reaches its extremes: unbounded while the HP rate is at least 97 % of
+//!   its maximum, zero otherwise (a zero limit still admits the first BE
+//!   launch of each 50 ms tick, whose counter starts at zero). That fixed
+//!   point is what is modelled here.
+//! - the maximum is the highest sample sustained; a sample more than
+//!   `REPROFILE` (20 %) away from it re-profiles (the maximum becomes
+//!   0.975 or 1.025 times the sample); with at least 3 of the last 5
+//!   samples under `IDLE_BLOCKS` blocks the HP job counts as inactive and
+//!   BE is unlimited.
 //!
 //! The loop watches throughput, not latency, which is why TGS lets an HP
 //! inference job's tail latency grow: an HP job below saturation keeps its
-//! throughput while its requests wait behind BE kernels.
+//! launch rate while its requests wait behind BE blocks.
 
 use super::common::{launch_original, next_be};
-use super::{Ctx, Job, Policy};
-use crate::engine::Engine;
+use super::{Ctx, Policy};
 use crate::error::RunError;
 
-/// Shortest control period, microseconds.
-pub const MIN_WINDOW_US: f64 = 20_000.0;
-/// The control period spans at least this many HP requests' standalone time.
-pub const WINDOW_REQUESTS: f64 = 4.0;
-/// Largest burst of BE launches the token bucket allows.
-const BURST: f64 = 4.0;
-/// Weight of the newest window in the smoothed throughput samples.
-const SMOOTHING: f64 = 0.1;
+/// HP rate monitor period, microseconds.
+pub const HP_SAMPLE_US: f64 = 5_000_000.0;
+/// BE launch counter period, microseconds.
+pub const BE_TICK_US: f64 = 50_000.0;
+/// Largest deviation of the HP rate from its maximum that keeps BE open.
+pub const THRESHOLD: f64 = 0.03;
+/// Deviation of a sample from the maximum that re-profiles the maximum.
+const REPROFILE: f64 = 0.2;
+/// Deviation within which a sample may raise the maximum.
+const TRACK: f64 = 0.1;
+/// Samples below this many blocks count as the HP job being inactive.
+const IDLE_BLOCKS: f64 = 1000.0;
+/// Samples the inactivity rule looks at, and how many must be idle.
+const WINDOW: usize = 5;
+const IDLE_SAMPLES: usize = 3;
 
 #[derive(Debug, Default)]
 pub struct Tgs {
-    /// BE launches per microsecond, and its additive step.
-    rate: f64,
-    step: f64,
-    tokens: f64,
-    refilled_at: f64,
-    slow_start: bool,
-    window_us: f64,
-    window_end: f64,
-    /// HP work (standalone microseconds) completed and offered in the
-    /// current window.
-    completed: f64,
-    offered: f64,
-    /// Whether any request arrived on its own (an open loop).
-    open_loop: bool,
-    /// Smoothed per-window samples, and the best completed sample.
-    completed_avg: Option<f64>,
-    offered_avg: f64,
-    best: f64,
-    hp_request_us: f64,
+    /// HP blocks launched in the current sample.
+    hp_blocks: f64,
+    next_sample: f64,
+    /// Latest samples, newest last (at most `WINDOW`).
+    samples: Vec<f64>,
+    max_rate: f64,
+    /// Whether BE launches are unlimited (else one per tick).
+    open: bool,
+    tick: u64,
+    /// BE launches in the current tick.
+    launched_in_tick: u32,
     last_be: usize,
 }
 
 impl Tgs {
-    /// HP throughput relative to what it can reach (1 = no loss).
-    fn performance(&mut self) -> f64 {
-        let smooth = |avg: Option<f64>, x: f64| match avg {
-            Some(a) => a + SMOOTHING * (x - a),
-            None => x,
-        };
-        let first = self.completed_avg.is_none();
-        let done = smooth(self.completed_avg, self.completed);
-        self.offered_avg = if first {
-            self.offered
-        } else {
-            smooth(Some(self.offered_avg), self.offered)
-        };
-        self.completed_avg = Some(done);
-        let reach = if self.open_loop {
-            self.offered_avg
-        } else {
-            self.best = self.best.max(done);
-            self.best
-        };
-        if reach > 0.0 {
-            (done / reach).min(1.0)
-        } else {
-            1.0
+    /// Take the HP samples that are due and set the gate.
+    fn sample(&mut self, now: f64) {
+        while now >= self.next_sample {
+            let r = self.hp_blocks;
+            self.hp_blocks = 0.0;
+            self.next_sample += HP_SAMPLE_US;
+            if self.samples.len() == WINDOW {
+                self.samples.remove(0);
+            }
+            self.samples.push(r);
+            self.open = self.decide(r);
         }
     }
 
-    fn control(&mut self, now: f64) {
-        while now >= self.window_end {
-            let deviation = 1.0 - self.performance();
-            if deviation >= 0.09 {
-                self.rate /= 10.0;
-                self.slow_start = true;
-            } else if deviation > 0.03 {
-                self.rate *= 0.92;
-                self.slow_start = false;
-            } else if self.slow_start {
-                self.rate *= 1.5;
-            } else {
-                self.rate += self.step;
-            }
-            self.rate = self.rate.max(self.step * 1e-3);
-            self.completed = 0.0;
-            self.offered = 0.0;
-            self.window_end += self.window_us;
+    fn decide(&mut self, r: f64) -> bool {
+        let idle = self.samples.iter().filter(|&&s| s < IDLE_BLOCKS).count();
+        if idle >= IDLE_SAMPLES {
+            return true;
         }
+        if self.max_rate <= 0.0 {
+            self.max_rate = r;
+            return true;
+        }
+        let d = (r - self.max_rate) / self.max_rate;
+        if d > REPROFILE {
+            self.max_rate = 0.975 * r;
+        } else if d < -REPROFILE {
+            self.max_rate = 1.025 * r;
+        } else if d.abs() <= TRACK {
+            self.max_rate = self.max_rate.max(r);
+        }
+        // A rate above the maximum raises it on the loop's next turn.
+        r >= (1.0 - THRESHOLD) * self.max_rate
     }
 }
 
@@ -108,57 +105,85 @@ impl Policy for Tgs {
         "tgs"
     }
 
-    fn prepare(&mut self, _engine: &dyn Engine, jobs: &[Job]) -> Result<(), RunError> {
-        self.hp_request_us = jobs[0].alone_us.iter().sum();
-        // Start at a tenth of the BE jobs' standalone launch rate.
-        let be_rate: f64 = jobs
-            .iter()
-            .skip(1)
-            .map(|j| j.kernels.len() as f64 / j.alone_us.iter().sum::<f64>())
-            .sum();
-        self.rate = 0.1 * be_rate;
-        self.step = 0.05 * be_rate;
-        self.slow_start = true;
-        self.tokens = 1.0;
-        self.window_us = MIN_WINDOW_US.max(WINDOW_REQUESTS * self.hp_request_us);
-        self.window_end = self.window_us;
-        Ok(())
-    }
-
     fn schedule(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
         let now = ctx.now();
-        self.control(now);
-        self.tokens = (self.tokens + self.rate * (now - self.refilled_at)).min(BURST);
-        self.refilled_at = now;
+        if self.next_sample == 0.0 {
+            // Before the first sample the controller is profiling: BE starts
+            // in slow start from a limit above what one tick launches.
+            self.next_sample = HP_SAMPLE_US;
+            self.open = true;
+        }
+        self.sample(now);
+        let tick = (now / BE_TICK_US) as u64;
+        if tick != self.tick {
+            self.tick = tick;
+            self.launched_in_tick = 0;
+        }
         if ctx.jobs[0].ready() {
+            let k = ctx.jobs[0].kernel();
+            self.hp_blocks += ctx.engine.kernel(k).blocks() as f64;
             launch_original(ctx, 0, 0)?;
         }
-        while self.tokens >= 1.0 {
+        while self.open || self.launched_in_tick == 0 {
             let Some(j) = next_be(ctx, self.last_be) else {
                 break;
             };
             self.last_be = j;
-            self.tokens -= 1.0;
+            self.launched_in_tick += 1;
             launch_original(ctx, j, 0)?;
         }
         Ok(())
     }
 
-    fn request_arrived(&mut self, _arrival_us: f64) {
-        self.open_loop = true;
-        self.offered += self.hp_request_us;
-    }
-
-    fn hp_kernel_completed(&mut self, alone_us: f64) {
-        self.completed += alone_us;
-    }
-
     fn wake_at(&self, now: f64) -> Option<f64> {
-        let refill = if self.tokens < 1.0 && self.rate > 0.0 {
-            now.max(self.refilled_at) + (1.0 - self.tokens) / self.rate
+        let next_tick = ((now / BE_TICK_US).floor() + 1.0) * BE_TICK_US;
+        Some(if self.open {
+            self.next_sample.max(now)
         } else {
-            f64::INFINITY
-        };
-        Some(refill.min(self.window_end))
+            next_tick.min(self.next_sample)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gate(samples: &[f64]) -> bool {
+        let mut tgs = Tgs::default();
+        let mut open = true;
+        for &r in samples {
+            tgs.samples.push(r);
+            if tgs.samples.len() > WINDOW {
+                tgs.samples.remove(0);
+            }
+            open = tgs.decide(r);
+        }
+        open
+    }
+
+    #[test]
+    fn be_flows_while_the_hp_rate_holds_its_maximum() {
+        assert!(gate(&[10_000.0, 10_000.0, 9_800.0]));
+        // A higher rate raises the maximum.
+        assert!(gate(&[10_000.0, 10_500.0, 10_400.0]));
+    }
+
+    #[test]
+    fn a_drop_of_more_than_three_percent_closes_the_gate() {
+        assert!(!gate(&[10_000.0, 9_500.0]));
+        assert!(!gate(&[10_000.0, 10_500.0, 10_000.0]));
+    }
+
+    #[test]
+    fn a_drop_beyond_twenty_percent_reprofiles_the_maximum() {
+        assert!(gate(&[10_000.0, 7_000.0]));
+        assert!(gate(&[10_000.0, 13_000.0]));
+    }
+
+    #[test]
+    fn an_inactive_hp_job_leaves_be_unlimited() {
+        assert!(gate(&[10_000.0, 0.0, 0.0, 0.0]));
+        assert!(!gate(&[10_000.0, 10_000.0, 9_000.0]));
     }
 }

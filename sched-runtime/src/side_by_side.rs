@@ -1,0 +1,202 @@
+//! The simulated table beside the published one: one row per pair and
+//! policy with the simulated p99 slowdown (of the service latency, the
+//! artifact's definition) and system throughput beside the published
+//! figures, and per policy the means and the errors: the geometric mean
+//! over the pairs of max(sim/published, published/sim) of the p99 slowdown,
+//! and the mean absolute error of the system throughput.
+
+use std::io::Write;
+use std::path::Path;
+
+use tally_datasets::{write_atomic, DatasetError};
+
+use crate::published::PublishedPair;
+use crate::run_output::SummaryRow;
+
+/// One pair under one policy, simulated and published.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideRow {
+    pub hp: String,
+    pub be: String,
+    pub policy: String,
+    pub p99_slowdown: f64,
+    pub hp_throughput: f64,
+    pub be_throughput: f64,
+    pub system_throughput: f64,
+    pub published_p99_slowdown: Option<f64>,
+    pub published_system_throughput: Option<f64>,
+}
+
+/// Join simulated summaries with the published pairs (a policy or pair
+/// the artifact did not measure gets empty published columns).
+pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRow> {
+    simulated
+        .iter()
+        .map(|s| {
+            let result = published
+                .iter()
+                .find(|p| p.hp == s.hp && p.be == s.be)
+                .and_then(|p| p.result(&s.policy));
+            SideRow {
+                hp: s.hp.clone(),
+                be: s.be.clone(),
+                policy: s.policy.clone(),
+                p99_slowdown: s.service_p99_slowdown,
+                hp_throughput: s.hp_throughput,
+                be_throughput: s.be_throughput,
+                system_throughput: s.system_throughput,
+                published_p99_slowdown: result.map(|r| r.p99_slowdown),
+                published_system_throughput: result.map(|r| r.system_throughput),
+            }
+        })
+        .collect()
+}
+
+/// One policy over the pairs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyError {
+    pub policy: String,
+    pub pairs: usize,
+    pub mean_p99_slowdown: f64,
+    pub mean_system_throughput: f64,
+    /// Over the pairs with a published figure (None: none has one).
+    pub published_mean_p99_slowdown: Option<f64>,
+    pub published_mean_system_throughput: Option<f64>,
+    /// Geometric mean of max(sim/published, published/sim), p99 slowdown.
+    pub p99_ratio_geomean: Option<f64>,
+    /// Mean absolute error of the system throughput.
+    pub system_throughput_mae: Option<f64>,
+}
+
+/// Per-policy means and errors, policies in their first-seen order.
+pub fn policy_errors(rows: &[SideRow]) -> Vec<PolicyError> {
+    let mut policies: Vec<&str> = Vec::new();
+    for r in rows {
+        if !policies.contains(&r.policy.as_str()) {
+            policies.push(&r.policy);
+        }
+    }
+    policies
+        .into_iter()
+        .map(|policy| {
+            let of: Vec<&SideRow> = rows.iter().filter(|r| r.policy == policy).collect();
+            let n = of.len() as f64;
+            let mean = |f: &dyn Fn(&SideRow) -> f64| of.iter().map(|r| f(r)).sum::<f64>() / n;
+            let with: Vec<(&SideRow, f64, f64)> = of
+                .iter()
+                .filter_map(|r| {
+                    Some((
+                        *r,
+                        r.published_p99_slowdown?,
+                        r.published_system_throughput?,
+                    ))
+                })
+                .collect();
+            let m = with.len() as f64;
+            let published = |f: &dyn Fn(&(&SideRow, f64, f64)) -> f64| {
+                (m > 0.0).then(|| with.iter().map(f).sum::<f64>() / m)
+            };
+            PolicyError {
+                policy: policy.to_string(),
+                pairs: of.len(),
+                mean_p99_slowdown: mean(&|r| r.p99_slowdown),
+                mean_system_throughput: mean(&|r| r.system_throughput),
+                published_mean_p99_slowdown: published(&|w| w.1),
+                published_mean_system_throughput: published(&|w| w.2),
+                p99_ratio_geomean: published(&|(r, p, _)| {
+                    let ratio = r.p99_slowdown / p;
+                    ratio.max(1.0 / ratio).ln()
+                })
+                .map(f64::exp),
+                system_throughput_mae: published(&|(r, _, s)| (r.system_throughput - s).abs()),
+            }
+        })
+        .collect()
+}
+
+/// The columns of `side_by_side.csv`.
+pub const SIDE_BY_SIDE_COLUMNS: [&str; 9] = [
+    "hp",
+    "be",
+    "policy",
+    "p99_slowdown",
+    "system_throughput",
+    "published_p99_slowdown",
+    "published_system_throughput",
+    "hp_throughput",
+    "be_throughput",
+];
+
+/// Write `side_by_side.csv` (published columns empty where there is none).
+pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetError> {
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
+    write_atomic(path, |w| {
+        let io = |e: std::io::Error| DatasetError::io(path, e);
+        writeln!(w, "{}", SIDE_BY_SIDE_COLUMNS.join(",")).map_err(io)?;
+        for r in rows {
+            writeln!(
+                w,
+                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4}",
+                r.hp,
+                r.be,
+                r.policy,
+                r.p99_slowdown,
+                r.system_throughput,
+                opt(r.published_p99_slowdown),
+                opt(r.published_system_throughput),
+                r.hp_throughput,
+                r.be_throughput
+            )
+            .map_err(io)?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::published::PublishedResult;
+
+    fn sim(policy: &str, slowdown: f64, sys: f64) -> SummaryRow {
+        SummaryRow {
+            policy: policy.into(),
+            hp: "h".into(),
+            be: "b".into(),
+            p99_overhead_pct: 0.0,
+            service_p99_slowdown: slowdown,
+            hp_throughput: 1.0,
+            be_throughput: sys - 1.0,
+            system_throughput: sys,
+        }
+    }
+
+    #[test]
+    fn errors_are_symmetric_ratios_and_absolute_throughput_gaps() {
+        let published = vec![PublishedPair {
+            hp: "h".into(),
+            be: "b".into(),
+            results: vec![(
+                "mps".into(),
+                PublishedResult {
+                    p99_slowdown: 2.0,
+                    system_throughput: 1.7,
+                },
+            )],
+        }];
+        let rows = join(
+            &[sim("mps", 4.0, 1.5), sim("tally-predict", 1.1, 1.6)],
+            &published,
+        );
+        let e = policy_errors(&rows);
+        assert_eq!(e.len(), 2);
+        assert!((e[0].p99_ratio_geomean.unwrap() - 2.0).abs() < 1e-12);
+        assert!((e[0].system_throughput_mae.unwrap() - 0.2).abs() < 1e-12);
+        // Half the slowdown is as far off as twice it.
+        let rows = join(&[sim("mps", 1.0, 1.7)], &published);
+        assert!((policy_errors(&rows)[0].p99_ratio_geomean.unwrap() - 2.0).abs() < 1e-12);
+        // A policy the artifact did not run has no published figures.
+        assert_eq!(e[1].p99_ratio_geomean, None);
+        assert_eq!(rows[0].published_p99_slowdown, Some(2.0));
+    }
+}

@@ -1,0 +1,205 @@
+//! Each sharing mechanism's defining behaviour on small cases: the block
+//! scheduler's serve order with and without priority, a preemptive kernel's
+//! retreat, a time-sliced context that yields when it has nothing to run,
+//! and TGS's gate on the HP job's launch rate.
+
+mod common;
+
+use common::*;
+use tally_gpu::Partition;
+use tally_sched::engine::sim::SimEngine;
+use tally_sched::engine::{Completion, Engine, LaunchRequest};
+use tally_sched::workload::{Arrivals, Workload};
+
+fn request(
+    engine: &SimEngine,
+    job: usize,
+    kernel: tally_sched::engine::KernelId,
+    priority: u8,
+) -> LaunchRequest {
+    LaunchRequest {
+        job,
+        kernel,
+        first_block: 0,
+        blocks: engine.kernel(kernel).blocks(),
+        workers_per_sm: None,
+        preemptible: false,
+        sms: Partition::whole(engine.gpu()),
+        priority,
+        with_overhead: false,
+    }
+}
+
+/// Run until every submitted launch completed; completions in order.
+fn drain(engine: &mut SimEngine) -> Vec<Completion> {
+    let mut all = Vec::new();
+    let mut out = Vec::new();
+    engine.settle(&mut out).unwrap();
+    all.append(&mut out);
+    while let Some(t) = engine.next_event_time() {
+        engine.advance_to(t, &mut out).unwrap();
+        all.append(&mut out);
+    }
+    all
+}
+
+/// Where in the block log job `job`'s first block ran.
+fn first_run_of(engine: &SimEngine, job: usize) -> usize {
+    engine
+        .block_log()
+        .iter()
+        .position(|r| r.job == job)
+        .expect("job ran")
+}
+
+#[test]
+fn without_priority_a_later_kernel_waits_for_the_earlier_ones_blocks() {
+    // MPS: two BE kernels of many waves are ahead of the HP kernel; the
+    // block scheduler serves launches in order, so HP's blocks start only
+    // once the first BE kernel has dispatched all of its own.
+    let mut engine = SimEngine::new(&gpu());
+    engine.record_blocks();
+    let be = engine.add_kernel(&compute_kernel("be", 4000)).unwrap();
+    let hp = engine.add_kernel(&compute_kernel("hp", 54)).unwrap();
+    engine.submit(request(&engine, 1, be, 0)).unwrap();
+    engine.submit(request(&engine, 0, hp, 0)).unwrap();
+    drain(&mut engine);
+    let log = engine.block_log();
+    let hp_at = first_run_of(&engine, 0);
+    let be_done_before: u64 = log[..hp_at].iter().map(|r| r.blocks).sum();
+    assert!(
+        be_done_before + 8 * 108 >= 4000,
+        "HP started after only {be_done_before} BE blocks"
+    );
+}
+
+#[test]
+fn with_priority_the_priority_clients_pending_blocks_go_first() {
+    // MPS with client priorities: once the first BE blocks finish, the
+    // freed slots go to the HP kernel ahead of the BE kernel's remaining
+    // blocks, though HP was launched later; running BE blocks are not
+    // preempted.
+    let mut engine = SimEngine::new(&gpu());
+    engine.record_blocks();
+    let be = engine.add_kernel(&compute_kernel("be", 4000)).unwrap();
+    let hp = engine.add_kernel(&compute_kernel("hp", 54)).unwrap();
+    engine.submit(request(&engine, 1, be, 0)).unwrap();
+    let mut out = Vec::new();
+    engine.settle(&mut out).unwrap();
+    engine.submit(request(&engine, 0, hp, 1)).unwrap();
+    let done = drain(&mut engine);
+    let log = engine.block_log();
+    let hp_at = first_run_of(&engine, 0);
+    let be_before: u64 = log[..hp_at].iter().map(|r| r.blocks).sum();
+    // Only the first wave of BE blocks (resident when HP came) ran before.
+    let resident = 108 * u64::from(engine.blocks_per_sm(be));
+    assert!(be_before <= resident, "{be_before} BE blocks ran first");
+    assert_eq!(done[0].job, 0, "HP completes first");
+}
+
+#[test]
+fn a_preemptive_kernel_retreats_within_one_blocks_duration() {
+    let mut engine = SimEngine::new(&gpu());
+    let spec = compute_kernel("be", 20_000);
+    let be = engine.add_kernel(&spec).unwrap();
+    let whole = Partition::whole(engine.gpu());
+    let per_block_us = {
+        // One wave's time: every SM holding its blocks once.
+        let wave = 108 * u64::from(engine.blocks_per_sm(be));
+        engine
+            .alone_us(be, tally_sched::kernel_config::KernelConfig::Original, whole)
+            .unwrap()
+            / (spec.blocks() as f64 / wave as f64)
+    };
+    let launch = engine
+        .submit(LaunchRequest {
+            workers_per_sm: Some(1),
+            preemptible: true,
+            ..request(&engine, 1, be, 0)
+        })
+        .unwrap();
+    let mut out = Vec::new();
+    engine.settle(&mut out).unwrap();
+    let t0 = 10.0 * per_block_us;
+    engine.advance_to(t0, &mut out).unwrap();
+    assert!(out.is_empty());
+    assert!(engine.retreat(launch));
+    let done = drain(&mut engine);
+    assert_eq!(done.len(), 1);
+    assert!(done[0].retreated);
+    assert!(done[0].blocks_done < spec.blocks());
+    let waited = done[0].time_us - t0;
+    assert!(
+        waited <= per_block_us * 1.05 + 1.0,
+        "retreat took {waited} us, one block {per_block_us} us"
+    );
+}
+
+#[test]
+fn a_time_sliced_context_with_nothing_to_run_yields_its_slice() {
+    // HP never has a request: BE holds the GPU throughout, as alone.
+    let idle_hp = summaries_for(
+        &hp_and_be(),
+        200_000.0,
+        Arrivals::Times(vec![1e12]),
+        &["time-slicing"],
+    );
+    assert!(
+        idle_hp[0].be_throughput_total > 0.97,
+        "BE got {}",
+        idle_hp[0].be_throughput_total
+    );
+    // A busy HP and a busy BE alternate: each gets about half.
+    let both = summaries_for(
+        &hp_and_be(),
+        200_000.0,
+        Arrivals::ClosedLoop,
+        &["time-slicing"],
+    );
+    let s = &both[0];
+    assert!(
+        (0.35..0.65).contains(&s.be_throughput_total),
+        "BE {}",
+        s.be_throughput_total
+    );
+    assert!(
+        (0.35..0.65).contains(&s.hp_throughput),
+        "HP {}",
+        s.hp_throughput
+    );
+}
+
+#[test]
+fn tgs_gates_be_on_hp_throughput_not_latency() {
+    // The gate's rules are unit-tested in `policy::tgs`; here: BE never
+    // gets more than under MPS, and the HP requests, whose rate the gate
+    // watches, still wait behind BE blocks.
+    let workload = hp_and_be();
+    let s = summaries_for(
+        &workload,
+        12_000_000.0,
+        Arrivals::Poisson { load: 0.5 },
+        &["tgs", "mps"],
+    );
+    let (tgs, mps) = (&s[0], &s[1]);
+    assert!(
+        tgs.service_p99_slowdown > 1.3,
+        "tgs p99 slowdown {}",
+        tgs.service_p99_slowdown
+    );
+    assert!(tgs.be_throughput_total > 0.0);
+    assert!(tgs.be_throughput_total <= mps.be_throughput_total + 1e-9);
+}
+
+#[test]
+fn the_hp_queue_is_not_counted_in_service_latency() {
+    // A closed-loop stream has no queue: service latency is the latency.
+    let workload = Workload {
+        hp: hp_job(),
+        be: Vec::new(),
+    };
+    let s = summaries(&workload, Arrivals::Poisson { load: 0.9 }, &["mps"]);
+    let s = &s[0];
+    assert!(s.hp_latency.p99 > s.hp_service_latency.p99);
+    assert!((s.service_p99_slowdown - 1.0).abs() < 1e-9);
+}
