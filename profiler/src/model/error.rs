@@ -1,6 +1,7 @@
 //! `ModelError`: everything that can go wrong building a model — unknown zoo
-//! names, parameters that do not apply, invalid operator shapes and malformed
-//! model files (with file, line, column and field).
+//! names, malformed or conflicting `@BATCH` suffixes, parameters that do not
+//! apply, invalid operator shapes and malformed model files (with file,
+//! line, column and field).
 
 use std::path::PathBuf;
 
@@ -15,6 +16,16 @@ pub enum ModelError {
         model: String,
         variant: String,
         valid: String,
+    },
+
+    #[error("model argument `{arg}`: {reason} (expected NAME[:VARIANT][@BATCH], e.g. `resnet50:train@128`)")]
+    InvalidName { arg: String, reason: String },
+
+    #[error("model argument `{arg}` asks for batch {suffix} but the batch override (--batch) is {batch}; give one or make them equal")]
+    BatchConflict {
+        arg: String,
+        suffix: u32,
+        batch: u32,
     },
 
     #[error("parameter `{param}` does not apply to model `{model}`: {reason}")]

@@ -10,6 +10,20 @@
 //!   weight-streaming GEMV, flash-decoding attention over the cache,
 //!   KV-cache append, and sampling (f32 cast, temperature, softmax,
 //!   multinomial) plus `generate`'s attention-mask and EOS bookkeeping.
+//! * `llama2-7b`: one whole generation request, as the Tally benchmark's
+//!   ONNX Runtime Llama-2 server job (tally-bench
+//!   `python/workloads/inference/onnxruntime/llama/llama.py`) makes it: a
+//!   fixed prompt, `I liked "Breaking Bad" and "Band of Brothers". Do you
+//!   have any recommendations of other shows I might like?\n`, which the
+//!   Llama-2 SentencePiece tokenizer makes 29 tokens with BOS (counted with
+//!   the 32000-token Llama vocabulary), and `max_length = 128` (prompt plus
+//!   generated). Its loop runs while `current_length <= max_length`, so a
+//!   request is one prefill step of the prompt and then one decode step per
+//!   generated token, 128 - 29 = 99 of them, the KV length growing by one
+//!   each step from 30 to 128. Every step is the step the two entries above
+//!   build followed by the decode entry's token selection (the script picks
+//!   greedily; a softmax-and-draw costs the same handful of tiny launches).
+//!   `--seq` sets the prompt length.
 
 use super::net::Net;
 use super::{Defaults, Param};
@@ -39,6 +53,20 @@ pub(crate) const DECODE_DEFAULTS: Defaults = Defaults {
         default: 2048,
         max: CONTEXT - 1,
     },
+};
+
+/// Prompt plus generated tokens of one benchmark request (`max_length`).
+pub(crate) const GENERATION_LENGTH: u32 = 128;
+/// Tokens of the benchmark's prompt, BOS included.
+pub(crate) const BENCHMARK_PROMPT: u32 = 29;
+
+pub(crate) const GENERATION_DEFAULTS: Defaults = Defaults {
+    batch: 1,
+    seq: Param::Range {
+        default: BENCHMARK_PROMPT,
+        max: GENERATION_LENGTH,
+    },
+    kv: Param::Fixed("a generation grows its KV cache from the prompt to 128 tokens, one per step"),
 };
 
 /// A small f32 pointwise op (RoPE tables, sampling bookkeeping).
@@ -106,25 +134,21 @@ fn decoder(net: &mut Net, batch: u64, q_len: u64, kv_len: u64) {
     net.layer_norm("norm", t, HIDDEN);
 }
 
-pub(crate) fn build_prefill(phase: Phase, p: &ModelParams) -> Vec<Operator> {
-    let mut net = Net::new(phase);
-    let batch = u64::from(p.batch);
-    let seq = u64::from(p.seq_len.unwrap_or(512));
-    decoder(&mut net, batch, seq, seq);
+/// One forward step of `generate`: `q_len` new tokens per sequence
+/// attending to `kv_len` keys (cache included), then the LM head on the
+/// last token of each sequence.
+fn step(net: &mut Net, batch: u64, q_len: u64, kv_len: u64) {
+    decoder(net, batch, q_len, kv_len);
     net.linear("lm_head", batch, HIDDEN, VOCAB);
-    net.finish(OptimizerKind::Adam, 0)
 }
 
-pub(crate) fn build_decode(phase: Phase, p: &ModelParams) -> Vec<Operator> {
-    let mut net = Net::new(phase);
-    let batch = u64::from(p.batch);
-    let kv = u64::from(p.kv_len.unwrap_or(2048));
-    decoder(&mut net, batch, 1, kv + 1);
-    net.linear("lm_head", batch, HIDDEN, VOCAB);
+/// Picking the next token from the logits of a step that attended to
+/// `kv_len` keys, and `generate`'s bookkeeping.
+fn select_token(net: &mut Net, batch: u64, kv_len: u64) {
     let logits = batch * VOCAB;
     // logits.float(): f16 in, f32 out (two f16-sized words).
     net.pointwise("logits.float", logits, (1, 2), 0);
-    f32_pointwise(&mut net, "sample.temperature", logits, (1, 1), 1);
+    f32_pointwise(net, "sample.temperature", logits, (1, 1), 1);
     net.push(
         "sample.softmax",
         OpKind::Softmax {
@@ -144,9 +168,55 @@ pub(crate) fn build_decode(phase: Phase, p: &ModelParams) -> Vec<Operator> {
     net.push(
         "generate.attention_mask.cat",
         OpKind::Copy {
-            bytes: batch * (kv + 1) * 8,
+            bytes: batch * kv_len * 8,
         },
     );
-    f32_pointwise(&mut net, "generate.unfinished_sequences", batch, (2, 1), 2);
+    f32_pointwise(net, "generate.unfinished_sequences", batch, (2, 1), 2);
+}
+
+pub(crate) fn build_prefill(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    let mut net = Net::new(phase);
+    let seq = u64::from(p.seq_len.unwrap_or(512));
+    step(&mut net, u64::from(p.batch), seq, seq);
     net.finish(OptimizerKind::Adam, 0)
+}
+
+pub(crate) fn build_decode(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    let mut net = Net::new(phase);
+    let batch = u64::from(p.batch);
+    let kv = u64::from(p.kv_len.unwrap_or(2048)) + 1;
+    step(&mut net, batch, 1, kv);
+    select_token(&mut net, batch, kv);
+    net.finish(OptimizerKind::Adam, 0)
+}
+
+/// The (new tokens, KV length) of every step of a request with a
+/// `prompt`-token prompt: the prefill, then one token per decode step
+/// until the sequence holds `GENERATION_LENGTH` tokens.
+pub(crate) fn generation_steps(prompt: u64) -> Vec<(u64, u64)> {
+    let total = u64::from(GENERATION_LENGTH);
+    std::iter::once((prompt, prompt))
+        .chain((prompt + 1..=total).map(|kv| (1, kv)))
+        .collect()
+}
+
+pub(crate) fn build_generation(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    let batch = u64::from(p.batch);
+    let prompt = u64::from(p.seq_len.unwrap_or(BENCHMARK_PROMPT));
+    let mut ops = Vec::new();
+    for (i, (q_len, kv_len)) in generation_steps(prompt).into_iter().enumerate() {
+        let mut net = Net::new(phase);
+        step(&mut net, batch, q_len, kv_len);
+        select_token(&mut net, batch, kv_len);
+        let prefix = if i == 0 {
+            "prefill".to_string()
+        } else {
+            format!("decode.{i}")
+        };
+        ops.extend(net.ops.into_iter().map(|mut o| {
+            o.name = format!("{prefix}.{}", o.name);
+            o
+        }));
+    }
+    ops
 }

@@ -4,23 +4,34 @@
 //!
 //! Names: a family name is its inference forward pass (`NAME:infer` is an
 //! alias); `NAME:train` is one training iteration (forward, loss, backward
-//! in reverse order, optimizer step) where the family has one. Parameters
-//! that do not apply to a family (`seq_len` for a CNN, `kv_len` outside
-//! decode) are rejected rather than ignored.
+//! in reverse order, optimizer step) where the family has one. Families
+//! modelled after a published training job only (the Tally benchmark's
+//! Whisper, Pegasus-X, PointNet and GPT-2 large) have no inference variant.
+//! Any name may end in `@BATCH` (`resnet50:train@128`), which sets the
+//! batch and stays in the canonical name. Parameters that do not apply to
+//! a family (`seq_len` for a CNN, `kv_len` outside decode) are rejected
+//! rather than ignored.
 
 mod bert;
 mod gpt2;
 mod llama;
 mod mobilenet;
+mod name;
 mod net;
+mod pegasus_x;
+mod pointnet;
 mod resnet;
+mod seq2seq;
 mod transformer;
 mod vit;
+mod whisper;
+
+pub use name::ModelArg;
 
 use crate::model::{Model, ModelError, ModelParams, Operator, ParamsOverride, Phase};
 
-/// Every accepted zoo name (`:infer` aliases aside).
-pub const NAMES: [&str; 12] = [
+/// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
+pub const NAMES: [&str; 17] = [
     "resnet50",
     "resnet50:train",
     "mobilenetv2",
@@ -33,6 +44,11 @@ pub const NAMES: [&str; 12] = [
     "gpt2:train",
     "llama2-7b-prefill",
     "llama2-7b-decode",
+    "llama2-7b",
+    "whisper-large-v3:train",
+    "pegasus-x-base:train",
+    "pointnet:train",
+    "gpt2-large:train",
 ];
 
 /// Whether and how a parameter applies to a family.
@@ -56,56 +72,104 @@ pub(crate) struct Defaults {
 
 type BuildFn = fn(Phase, &ModelParams) -> Vec<Operator>;
 
-/// A zoo family: name, defaults, whether it has a training variant, builder.
+/// Which passes a family models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variants {
+    InferOnly,
+    TrainOnly,
+    Both,
+}
+
+impl Variants {
+    fn has(self, phase: Phase) -> bool {
+        match (self, phase) {
+            (Variants::Both, _) => true,
+            (Variants::InferOnly, p) => p == Phase::Inference,
+            (Variants::TrainOnly, p) => p == Phase::Training,
+        }
+    }
+}
+
+/// A zoo family: name, defaults, the variants it has, builder.
 struct Family {
     name: &'static str,
     defaults: Defaults,
-    trainable: bool,
+    variants: Variants,
     build: BuildFn,
 }
 
-const FAMILIES: [Family; 7] = [
+const FAMILIES: [Family; 12] = [
     Family {
         name: "resnet50",
         defaults: resnet::DEFAULTS,
-        trainable: true,
+        variants: Variants::Both,
         build: resnet::build,
     },
     Family {
         name: "mobilenetv2",
         defaults: mobilenet::DEFAULTS,
-        trainable: true,
+        variants: Variants::Both,
         build: mobilenet::build,
     },
     Family {
         name: "bert-base",
         defaults: bert::DEFAULTS,
-        trainable: true,
+        variants: Variants::Both,
         build: bert::build,
     },
     Family {
         name: "vit-b16",
         defaults: vit::DEFAULTS,
-        trainable: true,
+        variants: Variants::Both,
         build: vit::build,
     },
     Family {
         name: "gpt2",
         defaults: gpt2::DEFAULTS,
-        trainable: true,
+        variants: Variants::Both,
         build: gpt2::build,
     },
     Family {
         name: "llama2-7b-prefill",
         defaults: llama::PREFILL_DEFAULTS,
-        trainable: false,
+        variants: Variants::InferOnly,
         build: llama::build_prefill,
     },
     Family {
         name: "llama2-7b-decode",
         defaults: llama::DECODE_DEFAULTS,
-        trainable: false,
+        variants: Variants::InferOnly,
         build: llama::build_decode,
+    },
+    Family {
+        name: "llama2-7b",
+        defaults: llama::GENERATION_DEFAULTS,
+        variants: Variants::InferOnly,
+        build: llama::build_generation,
+    },
+    Family {
+        name: "whisper-large-v3",
+        defaults: whisper::DEFAULTS,
+        variants: Variants::TrainOnly,
+        build: whisper::build,
+    },
+    Family {
+        name: "pegasus-x-base",
+        defaults: pegasus_x::DEFAULTS,
+        variants: Variants::TrainOnly,
+        build: pegasus_x::build,
+    },
+    Family {
+        name: "pointnet",
+        defaults: pointnet::DEFAULTS,
+        variants: Variants::TrainOnly,
+        build: pointnet::build,
+    },
+    Family {
+        name: "gpt2-large",
+        defaults: gpt2::LARGE_DEFAULTS,
+        variants: Variants::TrainOnly,
+        build: gpt2::build_large,
     },
 ];
 
@@ -159,8 +223,12 @@ fn resolve_params(model: &str, d: Defaults, o: &ParamsOverride) -> Result<ModelP
     })
 }
 
-/// Build a zoo model by name (`NAME`, `NAME:infer` or `NAME:train`).
-pub fn build(name: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
+/// Build a zoo model by name: `NAME`, `NAME:infer` or `NAME:train`, each
+/// optionally followed by `@BATCH`.
+pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
+    let parsed = ModelArg::parse(arg)?;
+    let params = parsed.overrides(arg, params)?;
+    let name = parsed.name;
     let (base, variant) = match name.split_once(':') {
         Some((b, v)) => (b, Some(v)),
         None => (name, None),
@@ -171,20 +239,22 @@ pub fn build(name: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
         .ok_or_else(|| unknown(name))?;
     let phase = match variant {
         None | Some("infer") => Phase::Inference,
-        Some("train") if family.trainable => Phase::Training,
-        Some(v) => {
-            return Err(ModelError::NoVariant {
-                model: family.name.to_string(),
-                variant: if v == "train" { "training" } else { v }.to_string(),
-                valid: NAMES.join(", "),
-            })
+        Some("train") => Phase::Training,
+        Some(v) => return Err(no_variant(family, v)),
+    };
+    if !family.variants.has(phase) {
+        return Err(no_variant(family, phase.as_str()));
+    }
+    let mut canonical = match (phase, family.variants) {
+        (Phase::Training, Variants::Both) | (Phase::Training, Variants::TrainOnly) => {
+            format!("{}:train", family.name)
         }
+        _ => family.name.to_string(),
     };
-    let canonical = match phase {
-        Phase::Inference => family.name.to_string(),
-        Phase::Training => format!("{}:train", family.name),
-    };
-    let params = resolve_params(&canonical, family.defaults, params)?;
+    if let Some(b) = parsed.batch {
+        canonical.push_str(&format!("@{b}"));
+    }
+    let params = resolve_params(&canonical, family.defaults, &params)?;
     Ok(Model {
         operators: (family.build)(phase, &params),
         name: canonical,
@@ -193,12 +263,30 @@ pub fn build(name: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     })
 }
 
+fn no_variant(family: &Family, variant: &str) -> ModelError {
+    ModelError::NoVariant {
+        model: family.name.to_string(),
+        variant: variant.to_string(),
+        valid: NAMES.join(", "),
+    }
+}
+
+fn is_model_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".toml") || lower.ends_with(".json")
+}
+
 /// A zoo model by name, or a user model file for a path ending in `.toml`
-/// or `.json`.
+/// or `.json` (a file's `@BATCH` suffix reaches the file loader as a batch
+/// override, which it rejects: a file's shapes are fixed).
 pub fn resolve_model(name_or_path: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
-    let lower = name_or_path.to_ascii_lowercase();
-    if lower.ends_with(".toml") || lower.ends_with(".json") {
-        crate::model_file::load_model_file(std::path::Path::new(name_or_path), params)
+    if is_model_file(name_or_path) {
+        return crate::model_file::load_model_file(std::path::Path::new(name_or_path), params);
+    }
+    let parsed = ModelArg::parse(name_or_path)?;
+    if is_model_file(parsed.name) {
+        let params = parsed.overrides(name_or_path, params)?;
+        crate::model_file::load_model_file(std::path::Path::new(parsed.name), &params)
     } else {
         build(name_or_path, params)
     }
