@@ -237,7 +237,8 @@ pub struct GpusArgs {
 
 #[derive(Debug, Args)]
 pub struct ModelParamArgs {
-    /// Batch size (default: the model's).
+    /// Batch size (default: the model's, or the model argument's `@BATCH`
+    /// suffix; when both are given they must agree).
     #[arg(long)]
     pub batch: Option<u32>,
     /// Sequence length, for transformers.
@@ -250,7 +251,8 @@ pub struct ModelParamArgs {
 
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
-    /// A zoo model (`bert-base`, `resnet50:train`, ...) or a model file (.toml / .json).
+    /// A zoo model, `NAME[:VARIANT][@BATCH]` (`bert-base`, `resnet50:train@128`,
+    /// ...), or a model file (.toml / .json).
     pub name: Option<String>,
     #[command(flatten)]
     pub params: ModelParamArgs,
@@ -263,7 +265,8 @@ pub struct ModelsArgs {
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// A zoo model (see `tally models`) or a model file (.toml / .json).
+    /// A zoo model, `NAME[:VARIANT][@BATCH]` (see `tally models`), or a model
+    /// file (.toml / .json).
     #[arg(long)]
     pub model: String,
     #[command(flatten)]
@@ -468,11 +471,13 @@ pub struct PredictArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// High-priority inference job: a zoo model (`bert-base:infer`, ...), a
+    /// High-priority inference job: a zoo model (`bert-base:infer@1`,
+    /// `llama2-7b`, ...; `@BATCH` sets the batch), a
     /// model file, or a kernel-trace CSV (Orion format).
     #[arg(long)]
     pub hp: String,
-    /// Best-effort training job: a zoo training variant, a training model
+    /// Best-effort training job: a zoo training variant (`resnet50:train@128`,
+    /// `whisper-large-v3:train`, ...), a training model
     /// file, or a kernel-trace CSV; repeat for several.
     #[arg(long)]
     pub be: Vec<String>,
