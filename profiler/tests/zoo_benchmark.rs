@@ -51,9 +51,23 @@ fn default_batches_are_the_benchmarks() {
         ("pointnet:train", 128),
         ("gpt2-large:train", 1),
         ("llama2-7b", 1),
+        ("bert-large", 1),
     ] {
         assert_eq!(model(name).params.batch, batch, "{name}");
     }
+}
+
+#[test]
+fn bert_large_is_two_flops_per_parameter_and_token() {
+    // 335M parameters in the encoder and embeddings (Devlin et al.); the
+    // forward pass applies the ~302M of the layers and the span head to
+    // each of the 128 tokens, plus attention.
+    let m = model("bert-large");
+    let tokens = 128.0;
+    let f = m.launches().iter().map(|k| k.work.tensor_flops).sum::<f64>();
+    assert!(within(f, 2.0 * 302e6 * tokens, 0.15), "{f:e}");
+    assert_eq!(m.phase, Phase::Inference);
+    assert!(zoo::build("bert-large:train", &ParamsOverride::default()).is_err());
 }
 
 /// A training iteration is ~6 FLOPs per parameter per token it is applied

@@ -1,52 +1,106 @@
-//! BERT-base (Devlin et al. 2019) as `BertForMaskedLM`: word, position and
-//! token-type embeddings, 12 post-LN layers of hidden 768, 12 heads, FFN
-//! 3072, and the MLM head (768 transform, GELU, LN, decoder to the 30522
-//! vocabulary, tied to the word embedding). Trained with Adam.
+//! BERT (Devlin et al. 2019): word, position and token-type embeddings,
+//! post-LN encoder layers, and a task head.
+//!
+//! * `bert-base` as `BertForMaskedLM`: 12 layers of hidden 768, 12 heads,
+//!   FFN 3072, and the MLM head (768 transform, GELU, LN, decoder to the
+//!   30522 vocabulary, tied to the word embedding). Trained with Adam.
+//! * `bert-large` as `BertForQuestionAnswering`: 24 layers of hidden 1024,
+//!   16 heads, FFN 4096, and the span head (a linear layer to the start and
+//!   end logits). Inference only, batch 1 and sequence 128 by default: the
+//!   Tally benchmark's HP BERT server runs
+//!   `bert-large-uncased-whole-word-masking-finetuned-squad` at
+//!   `max_seq_length = 128`, one request at a time (tally-bench
+//!   `python/workloads/inference/onnxruntime/bert/`).
 
 use super::net::Net;
 use super::transformer::{layer, Layer};
 use super::{Defaults, Param};
 use crate::model::{ModelParams, Operator, OptimizerKind, Phase};
 
-pub(crate) const DEFAULTS: Defaults = Defaults {
-    batch: 8,
-    seq: Param::Range {
-        default: 128,
-        max: 512,
-    },
-    kv: Param::Fixed("it is an encoder without a KV cache"),
-};
+const fn defaults(batch: u32) -> Defaults {
+    Defaults {
+        batch,
+        seq: Param::Range {
+            default: 128,
+            max: 512,
+        },
+        kv: Param::Fixed("it is an encoder without a KV cache"),
+    }
+}
 
-const HIDDEN: u64 = 768;
+pub(crate) const DEFAULTS: Defaults = defaults(8);
+pub(crate) const LARGE_DEFAULTS: Defaults = defaults(1);
+
 const VOCAB: u64 = 30522;
 
-pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+/// What sets one BERT apart from another.
+struct Config {
+    layers: u64,
+    hidden: u64,
+    heads: u64,
+    head: Head,
+}
+
+enum Head {
+    MaskedLm,
+    QuestionAnswering,
+}
+
+fn build_with(c: &Config, phase: Phase, p: &ModelParams) -> Vec<Operator> {
     let mut net = Net::new(phase);
+    let hidden = c.hidden;
     let l = Layer {
         batch: u64::from(p.batch),
         seq: u64::from(p.seq_len.unwrap_or(128)),
-        hidden: HIDDEN,
-        heads: 12,
-        ffn: 3072,
+        hidden,
+        heads: c.heads,
+        ffn: 4 * hidden,
         causal: false,
         pre_ln: false,
         gelu_flops: 8,
     };
     let t = l.tokens();
-    net.embedding("embeddings.word", t, HIDDEN, VOCAB);
-    net.embedding("embeddings.token_type", t, HIDDEN, 2);
-    net.add("embeddings.add_token_type", t * HIDDEN);
-    net.embedding("embeddings.position", t, HIDDEN, 512);
-    net.add("embeddings.add_position", t * HIDDEN);
-    net.layer_norm("embeddings.ln", t, HIDDEN);
-    net.dropout("embeddings.dropout", t * HIDDEN);
-    for i in 0..12 {
+    net.embedding("embeddings.word", t, hidden, VOCAB);
+    net.embedding("embeddings.token_type", t, hidden, 2);
+    net.add("embeddings.add_token_type", t * hidden);
+    net.embedding("embeddings.position", t, hidden, 512);
+    net.add("embeddings.add_position", t * hidden);
+    net.layer_norm("embeddings.ln", t, hidden);
+    net.dropout("embeddings.dropout", t * hidden);
+    for i in 0..c.layers {
         layer(&mut net, &format!("encoder.{i}"), &l);
     }
-    net.linear("mlm.transform", t, HIDDEN, HIDDEN);
-    net.pointwise("mlm.gelu", t * HIDDEN, (1, 1), 8);
-    net.layer_norm("mlm.ln", t, HIDDEN);
-    net.linear("mlm.decoder", t, HIDDEN, VOCAB);
-    net.cross_entropy(t, VOCAB);
-    net.finish(OptimizerKind::Adam, HIDDEN * VOCAB)
+    match c.head {
+        Head::MaskedLm => {
+            net.linear("mlm.transform", t, hidden, hidden);
+            net.pointwise("mlm.gelu", t * hidden, (1, 1), 8);
+            net.layer_norm("mlm.ln", t, hidden);
+            net.linear("mlm.decoder", t, hidden, VOCAB);
+            net.cross_entropy(t, VOCAB);
+        }
+        Head::QuestionAnswering => net.linear("qa_outputs", t, hidden, 2),
+    }
+    net.finish(OptimizerKind::Adam, hidden * VOCAB)
+}
+
+/// BERT-base with the MLM head.
+pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    let base = Config {
+        layers: 12,
+        hidden: 768,
+        heads: 12,
+        head: Head::MaskedLm,
+    };
+    build_with(&base, phase, p)
+}
+
+/// BERT-large with the SQuAD span head.
+pub(crate) fn build_large(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    let large = Config {
+        layers: 24,
+        hidden: 1024,
+        heads: 16,
+        head: Head::QuestionAnswering,
+    };
+    build_with(&large, phase, p)
 }

@@ -31,13 +31,14 @@ pub use name::ModelArg;
 use crate::model::{Model, ModelError, ModelParams, Operator, ParamsOverride, Phase};
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
-pub const NAMES: [&str; 17] = [
+pub const NAMES: [&str; 18] = [
     "resnet50",
     "resnet50:train",
     "mobilenetv2",
     "mobilenetv2:train",
     "bert-base",
     "bert-base:train",
+    "bert-large",
     "vit-b16",
     "vit-b16:train",
     "gpt2",
@@ -98,7 +99,7 @@ struct Family {
     build: BuildFn,
 }
 
-const FAMILIES: [Family; 12] = [
+const FAMILIES: [Family; 13] = [
     Family {
         name: "resnet50",
         defaults: resnet::DEFAULTS,
@@ -116,6 +117,12 @@ const FAMILIES: [Family; 12] = [
         defaults: bert::DEFAULTS,
         variants: Variants::Both,
         build: bert::build,
+    },
+    Family {
+        name: "bert-large",
+        defaults: bert::LARGE_DEFAULTS,
+        variants: Variants::InferOnly,
+        build: bert::build_large,
     },
     Family {
         name: "vit-b16",
