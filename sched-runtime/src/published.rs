@@ -27,9 +27,18 @@ pub const SYSTEMS: [(&str, &str); 5] = [
 /// though its file is named bert-base); Llama-2-7B is one whole generation
 /// of its fixed prompt up to 128 tokens.
 pub const JOBS: [(&str, &str); 8] = [
-    ("onnxruntime_bert_infer_server_load_0.5_1", "bert-large:infer@1"),
-    ("onnxruntime_llama-2-7b_infer_server_load_0.5_1", "llama2-7b:infer"),
-    ("pytorch_whisper-large-v3_train_16", "whisper-large-v3:train"),
+    (
+        "onnxruntime_bert_infer_server_load_0.5_1",
+        "bert-large:infer@1",
+    ),
+    (
+        "onnxruntime_llama-2-7b_infer_server_load_0.5_1",
+        "llama2-7b:infer",
+    ),
+    (
+        "pytorch_whisper-large-v3_train_16",
+        "whisper-large-v3:train",
+    ),
     ("pytorch_resnet50_train_128", "resnet50:train@128"),
     ("pytorch_pointnet_train_128", "pointnet:train"),
     ("pytorch_pegasus-x-base_train_4", "pegasus-x-base:train"),

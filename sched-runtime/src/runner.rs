@@ -99,6 +99,7 @@ pub fn run_on(
             engine,
             jobs: &mut jobs,
             hp_idle_since,
+            forward_us: policy.forward_us(),
         };
         policy.schedule(&mut ctx)?;
         engine.settle(&mut completions)?;

@@ -32,6 +32,7 @@ pub fn time_alone(
             sms,
             priority: 0,
             with_overhead: true,
+            host_delay_us: 0.0,
         })?;
         out.clear();
         while out.is_empty() {

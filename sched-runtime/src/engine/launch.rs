@@ -31,6 +31,9 @@ pub struct LaunchRequest {
     pub priority: u8,
     /// Add the launch overhead before its blocks may start.
     pub with_overhead: bool,
+    /// Host-side time before the launch reaches the GPU, on top of the
+    /// launch overhead (a launch forwarded through an interception server).
+    pub host_delay_us: f64,
 }
 
 /// A launch that has ended: all its blocks ran, or it retreated.

@@ -82,6 +82,9 @@ pub struct Ctx<'a> {
     pub jobs: &'a mut [Job],
     /// When the HP job last became idle (None while it is busy).
     pub hp_idle_since: Option<f64>,
+    /// Host time each launch spends being forwarded before it reaches the
+    /// GPU ([`Policy::forward_us`]).
+    pub forward_us: f64,
 }
 
 impl Ctx<'_> {
@@ -117,6 +120,7 @@ impl Ctx<'_> {
             sms: plan.sms,
             priority: plan.priority,
             with_overhead: true,
+            host_delay_us: self.forward_us,
         })?;
         self.jobs[j].in_flight = Some(InFlight {
             launch,
@@ -162,6 +166,12 @@ pub trait Policy: std::fmt::Debug {
 
     /// An HP request completed.
     fn request_completed(&mut self, _request: &Request) {}
+
+    /// Host time the policy's launch path adds to every launch, of either
+    /// job, before it reaches the GPU (an interception server's forwarding).
+    fn forward_us(&self) -> f64 {
+        0.0
+    }
 
     /// A time it wants to be called at even if nothing else happens.
     fn wake_at(&self, _now: f64) -> Option<f64> {

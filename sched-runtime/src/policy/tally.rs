@@ -4,6 +4,18 @@
 //! turnaround-latency limit (preemptive PTB or slices); when HP work
 //! arrives a BE PTB kernel retreats and no further BE slices are issued.
 //! After `UNTRANSFORMED_IDLE_US` of HP idleness BE runs untransformed.
+//!
+//! What the real system pays, and where each cost sits here:
+//! - every launch of either job is intercepted by the client library and
+//!   forwarded to the Tally server before it reaches the GPU
+//!   (`FORWARD_US`, added to each launch's host path);
+//! - BE kernels run transformed: a PTB worker fetches each block from a
+//!   global counter (the engine's `PTB_FETCH_US`), a slice is a launch;
+//! - an HP arrival waits for the running BE blocks to reach their retreat
+//!   point, or for the slice in flight to finish (the engine runs blocks to
+//!   completion);
+//! - BE blocks still on the GPU when HP kernels start contend with them on
+//!   the memory path (the engine's contention model).
 
 use std::collections::HashMap;
 
@@ -19,6 +31,15 @@ use tally_gpu::Partition;
 pub const BE_IDLE_US: f64 = 100.0;
 /// HP idleness after which BE runs untransformed, microseconds.
 pub const UNTRANSFORMED_IDLE_US: f64 = 100_000.0;
+/// Forwarding of one launch through the interception client and server,
+/// microseconds. Source: the published single-job table
+/// (`data/tally-bench-a100/single-job-perf.csv`): the HP jobs alone under
+/// Tally, whose HP kernels run untransformed, keep 0.99 of their
+/// throughput, so forwarding costs 1 % of a request: 40.5 us of BERT's
+/// 4.05 ms over the 271 launches of `bert-large:infer@1` (0.15 us), 19.6 ms
+/// of Llama-2's 1.96 s over the 61 928 of `llama2-7b:infer` (0.32 us); the
+/// constant is their mean.
+pub const FORWARD_US: f64 = 0.25;
 
 #[derive(Debug)]
 pub struct Tally {
@@ -133,6 +154,10 @@ impl Policy for Tally {
             self.schedule_idle_be(ctx)?;
         }
         Ok(())
+    }
+
+    fn forward_us(&self) -> f64 {
+        FORWARD_US
     }
 
     fn wake_at(&self, now: f64) -> Option<f64> {

@@ -194,6 +194,10 @@ impl Policy for TallyPredict {
         }
     }
 
+    fn forward_us(&self) -> f64 {
+        self.tally.forward_us()
+    }
+
     fn wake_at(&self, now: f64) -> Option<f64> {
         self.tally.idle_wake(now)
     }

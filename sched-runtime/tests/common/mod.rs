@@ -133,4 +133,3 @@ pub fn summaries_for(
     .map(|r| r.summary)
     .collect()
 }
-

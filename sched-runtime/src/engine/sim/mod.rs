@@ -25,6 +25,15 @@ use crate::kernel_config::KernelConfig;
 /// Time a persistent worker spends fetching its next block (atomic add on
 /// the global counter, shared-memory broadcast, barrier), microseconds.
 pub const PTB_FETCH_US: f64 = 0.3;
+/// Most cohorts (groups of blocks dispatched together) one launch keeps
+/// apart. Blocks of a many-wave kernel that share the GPU with another
+/// job's short kernels are freed and refilled at scattered times, and every
+/// event scans the cohorts; beyond this many, a new placement joins the
+/// launch's youngest cohort (the one with most work left), finishing early
+/// by that cohort's progress: with the phases spread over a wave, about
+/// 1/`MAX_COHORTS_PER_LAUNCH` of a wave. A bound on simulation cost, not a
+/// hardware fact.
+pub const MAX_COHORTS_PER_LAUNCH: usize = 8;
 /// Cohorts whose remaining work is below this are done (rounding).
 const DONE_EPS: f64 = 1e-9;
 
@@ -68,7 +77,9 @@ struct Launch {
 #[derive(Debug)]
 struct Cohort {
     slot: usize,
-    first_block: u64,
+    /// The block ranges it runs, `(first, count)`: one, unless placements
+    /// were merged into it (see [`MAX_COHORTS_PER_LAUNCH`]).
+    ranges: Vec<(u64, u32)>,
     blocks: u32,
     /// Remaining work, in waves (1.0 when dispatched).
     remaining: f64,
@@ -195,18 +206,11 @@ impl SimEngine {
                 i += 1;
                 continue;
             }
-            let (slot, first_block, blocks) = {
+            let (slot, blocks) = {
                 let c = &self.cohorts[i];
-                (c.slot, c.first_block, c.blocks)
+                (c.slot, c.blocks)
             };
             let l = self.slot(slot);
-            let run = BlockRun {
-                launch: l.id,
-                job: l.req.job,
-                kernel: l.req.kernel,
-                first_block,
-                blocks: u64::from(blocks),
-            };
             let may_continue = !l.retreat && !l.suspended;
             let persistent = l.req.workers_per_sm.is_some() && may_continue;
             let available = l.end - l.next;
@@ -219,15 +223,25 @@ impl SimEngine {
             let refill = available >= u64::from(blocks)
                 && may_continue
                 && (persistent || !self.waiting_ahead_of(slot));
+            let (id, job, kernel) = (l.id, l.req.job, l.req.kernel);
             if let Some(log) = &mut self.log {
-                log.push(run);
+                for &(first_block, count) in &self.cohorts[i].ranges {
+                    log.push(BlockRun {
+                        launch: id,
+                        job,
+                        kernel,
+                        first_block,
+                        blocks: u64::from(count),
+                    });
+                }
             }
             if refill {
                 let l = self.slot_mut(slot);
                 let first = l.next;
                 l.next += u64::from(blocks);
                 let c = &mut self.cohorts[i];
-                c.first_block = first;
+                c.ranges.clear();
+                c.ranges.push((first, blocks));
                 c.remaining = 1.0;
                 i += 1;
                 continue;
@@ -290,7 +304,7 @@ impl SimEngine {
                 l.next += u64::from(kept);
                 self.cohorts.push(Cohort {
                     slot: c.slot,
-                    first_block: first,
+                    ranges: vec![(first, kept)],
                     blocks: kept,
                     remaining: 1.0,
                     sms: kept_sms,
@@ -406,7 +420,7 @@ impl Engine for SimEngine {
             self.now + self.gpu.launch_overhead_us
         } else {
             self.now
-        };
+        } + req.host_delay_us.max(0.0);
         let launch = Launch {
             id,
             next: req.first_block,

@@ -162,4 +162,5 @@ pub(super) struct RateScratch {
     stretch: Vec<f64>,
     index_of_slot: Vec<usize>,
     pub(super) fits: Vec<Seg>,
+    pub(super) waiting: Vec<usize>,
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The published Tally table, simulated: the 12 HP/BE pairs of the Tally
+# artifact (ASPLOS'25, measured on an A100-40GB; data/tally-bench-a100/)
+# on a100-40gb, HP at load 0.5, under time-slicing, mps, mps-priority, tgs,
+# tally and tally-predict; then `tally side-by-side` writes
+# OUT/side_by_side.csv (simulated beside published) and prints the
+# per-policy means and errors.
+#   scripts/tally-table.sh [OUT_DIR]
+# Durations: BERT_DURATION (default 6s: ~1,700 BERT requests per pair) and
+# LLAMA_DURATION (default 30s: ~14 Llama-2 generation requests of ~1 s;
+# the artifact's own runs hold a few dozen). tally-predict uses the
+# predictor trained on the zoo profiled on a100-40gb
+# (scripts/zoo-predictor.sh makes it when missing; PREDICTOR=FILE or
+# PREDICTOR=oracle overrides it; TALLY=BINARY runs a given tally binary).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-runs/tally-table}
+gpu=a100-40gb
+tally=${TALLY:-target/release/tally}
+[ -n "${TALLY:-}" ] || cargo build --release -q -p tally-cli
+predictor=${PREDICTOR:-runs/zoo-$gpu/model.json}
+if [ "$predictor" != oracle ] && [ ! -f "$predictor" ]; then
+  scripts/zoo-predictor.sh "$gpu" "runs/zoo-$gpu" > /dev/null
+fi
+hps=(bert-large:infer@1 llama2-7b:infer)
+bes=(whisper-large-v3:train resnet50:train@128 pointnet:train
+     pegasus-x-base:train gpt2-large:train bert-base:train@32)
+policies=time-slicing,mps,mps-priority,tgs,tally,tally-predict
+mkdir -p "$out/pairs"
+start=$(date +%s)
+dirs=()
+for hp in "${hps[@]}"; do
+  case $hp in
+    llama*) duration=${LLAMA_DURATION:-30s} ;;
+    *) duration=${BERT_DURATION:-6s} ;;
+  esac
+  for be in "${bes[@]}"; do
+    dir="$out/pairs/${hp%%[:@]*}--${be%%[:@]*}"
+    echo "== $hp + $be ($duration)" >&2
+    "$tally" run --hp "$hp" --be "$be" --compare "$policies" --predictor "$predictor" \
+      --load 0.5 --duration "$duration" --seed 1 --gpu "$gpu" --out "$dir" --force > /dev/null
+    dirs+=("$dir")
+  done
+done
+echo "== 12 pairs x 6 policies in $(( $(date +%s) - start )) s" >&2
+"$tally" side-by-side "${dirs[@]}" --out "$out/side_by_side.csv"
