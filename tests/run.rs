@@ -160,3 +160,71 @@ fn run_replays_a_kernel_trace() {
     );
     assert!(col("p99_overhead_pct") < 15.0);
 }
+
+#[test]
+fn side_by_side_puts_a_run_beside_the_published_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let run = dir.path().join("run");
+    tally()
+        .args([
+            "run",
+            "--hp",
+            "bert-large:infer@1",
+            "--be",
+            "pointnet:train",
+            "--compare",
+            "mps,tally",
+            "--load",
+            "0.5",
+            "--duration",
+            "100ms",
+            "--out",
+        ])
+        .arg(&run)
+        .assert()
+        .success();
+    let published = repo().join("data/tally-bench-a100/per_pair_p99_and_throughput_derived.csv");
+    let side = dir.path().join("side_by_side.csv");
+    let stdout = tally_e2e::stdout_of(
+        tally()
+            .arg("side-by-side")
+            .arg(&run)
+            .arg("--published")
+            .arg(&published)
+            .arg("--out")
+            .arg(&side)
+            .args(["--format", "csv"]),
+    );
+    assert!(stdout.starts_with("policy,pairs,p99_slowdown"), "{stdout}");
+    let (header, rows) = read_csv(&side);
+    assert_eq!(header[..7].join(","), "hp,be,policy,p99_slowdown,system_throughput,published_p99_slowdown,published_system_throughput");
+    assert_eq!(rows.len(), 2);
+    // The artifact's pointnet pair under MPS: 4.1371x, system 1.78.
+    assert_eq!(&rows[0][2], "mps");
+    assert_eq!(&rows[0][5], "4.1371");
+    assert_eq!(&rows[0][6], "1.7800");
+
+    // A directory that is not a run, and a damaged published table.
+    fails_with(
+        tally()
+            .arg("side-by-side")
+            .arg(dir.path())
+            .arg("--published")
+            .arg(&published)
+            .arg("--out")
+            .arg(&side),
+        &["not a `tally run` directory"],
+    );
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, "hp_job,be_job\nx,y\n").unwrap();
+    fails_with(
+        tally()
+            .arg("side-by-side")
+            .arg(&run)
+            .arg("--published")
+            .arg(&bad)
+            .arg("--out")
+            .arg(&side),
+        &["bad.csv:1", "missing column `time_sliced_p99_slowdown`"],
+    );
+}
