@@ -64,7 +64,11 @@ fn bert_large_is_two_flops_per_parameter_and_token() {
     // each of the 128 tokens, plus attention.
     let m = model("bert-large");
     let tokens = 128.0;
-    let f = m.launches().iter().map(|k| k.work.tensor_flops).sum::<f64>();
+    let f = m
+        .launches()
+        .iter()
+        .map(|k| k.work.tensor_flops)
+        .sum::<f64>();
     assert!(within(f, 2.0 * 302e6 * tokens, 0.15), "{f:e}");
     assert_eq!(m.phase, Phase::Inference);
     assert!(zoo::build("bert-large:train", &ParamsOverride::default()).is_err());

@@ -28,7 +28,8 @@ pub fn run(args: &SideBySideArgs) -> Result<()> {
     }
     let rows = join(&simulated, &published);
     write_side_by_side(&args.out, &rows)?;
-    let opt = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let mut t = Table::new(&[
         "policy",
         "pairs",
