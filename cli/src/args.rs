@@ -440,31 +440,71 @@ pub struct PredictArgs {
     /// Model file written by `tally train`.
     #[arg(long)]
     pub predictor: PathBuf,
-    /// Dataset holding both operators' standalone profiles.
+    /// Dataset(s) holding the standalone profiles: one for operator pairs;
+    /// with --task, any number (default: profile the tasks' kernels on the
+    /// fly on --backend).
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Vec<PathBuf>,
     /// CSV of pairs to predict: columns `op_a,op_b` and optionally `sm_a,sm_b`.
-    #[arg(long, conflicts_with_all = ["a", "b"])]
+    #[arg(long, conflicts_with_all = ["a", "b", "task"])]
     pub pairs: Option<PathBuf>,
     /// The latency-critical operator (op_id, kernel name, or part of one).
-    #[arg(long, requires = "b", required_unless_present = "pairs")]
+    #[arg(long, requires = "b", required_unless_present_any = ["pairs", "task"], conflicts_with = "task")]
     pub a: Option<String>,
     /// The co-runner.
     #[arg(long, requires = "a")]
     pub b: Option<String>,
-    /// Only this split, as SM_A,SM_B (default: every split the GPU allows).
-    #[arg(long, value_delimiter = ',', num_args = 2, value_names = ["SM_A", "SM_B"])]
-    pub sm: Option<Vec<u32>>,
+    /// A task: a zoo model (`bert-base:infer@1`, `resnet50:train@32`), a
+    /// model file, or a kernel-trace CSV, run back to back on its own SM
+    /// partition. Give two (or more: every pair); predicts each task's
+    /// latency beside the other.
+    #[arg(long, num_args = 1)]
+    pub task: Vec<String>,
+    /// Only these splits, each as SM_A,SM_B; repeat for several (default:
+    /// every split the GPU allows).
+    #[arg(long, value_name = "SM_A,SM_B")]
+    pub sm: Vec<String>,
     /// Bound on A's co-located latency over A alone on the whole GPU when
-    /// choosing the best split.
+    /// choosing the best split of an operator pair.
     #[arg(long, default_value_t = 1.5)]
     pub max_slowdown: f64,
     /// Show the linear model's per-resource terms of A's slowdown.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "task")]
     pub explain: bool,
     /// Learned method to predict with (default: the model file's).
     #[arg(long)]
     pub method: Option<String>,
+    /// With --task: mark (`best` column) the split that minimises the
+    /// larger of the two tasks' slowdowns.
+    #[arg(long, requires = "task")]
+    pub best: bool,
+    /// With --task: the GPU (default: the predictor's; another is refused).
+    #[arg(long, requires = "task")]
+    pub gpu: Option<String>,
+    /// With --task: compose with these, comma-separated: `predictor`,
+    /// `scaling`, `intensity-rule` (the baselines), `oracle` (the
+    /// simulator's kernel-pair contention model in the same composition),
+    /// `simulator` (the block-level simulated GPU's own rates and timing).
+    #[arg(long, requires = "task", default_value = "predictor")]
+    pub methods: String,
+    /// With --task: the oracle composition (the simulator's own pair
+    /// contention) beside every row (`sim_colocated_ms`, `error_pct`) and
+    /// each method's error on stderr: how good the prediction is where the
+    /// simulator is the truth.
+    #[arg(long, requires = "task")]
+    pub versus_sim: bool,
+    /// With --task: the user's own co-located latencies (CSV columns
+    /// `task,partner,sm_count,colocated_ms`) correct the predictor's rows
+    /// of those tasks.
+    #[arg(long, requires = "task")]
+    pub measured: Option<PathBuf>,
+    /// With --task and no --data: where the kernels are profiled on the fly,
+    /// `sim` (noiseless simulated GPU) or `cuda`.
+    #[arg(long, requires = "task", default_value = "sim")]
+    pub backend: String,
+    /// CUDA device ordinal (--backend cuda).
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -4,31 +4,18 @@
 //! mobilenetv2 dataset. The figure to reach is 1 M predictions/s.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tally_gpu::sim::SimBackend;
 use tally_gpu::GpuSpec;
 use tally_predictor::samples::ProfileTable;
 use tally_predictor::train::{train, TrainRequest};
 use tally_predictor::{CounterSubset, Method, RuntimePredictor, SideProfile, TrainConfig};
-use tally_profiler::campaign::{self, CampaignConfig, RunMeta};
+use tally_profiler::campaign;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
 
 fn bench(c: &mut Criterion) {
     let gpu = GpuSpec::preset("h100-sxm").expect("preset");
     let model = zoo::resolve_model("mobilenetv2", &ParamsOverride::default()).expect("model");
-    let backend = SimBackend::new(gpu.clone(), 0, 0.01);
-    let meta = RunMeta {
-        tool_version: "bench".to_string(),
-        command_line: vec![],
-        backend: "sim".to_string(),
-        seed: 0,
-        noise_sigma: 0.01,
-        started_at: String::new(),
-        finished_at: String::new(),
-    };
-    let dataset = campaign::run(&backend, &model, &CampaignConfig::default(), &mut |_| {})
-        .expect("campaign")
-        .into_dataset(&model, &gpu, meta);
+    let dataset = campaign::simulated_dataset(&model, &gpu, 0, 0.01).expect("campaign");
     let request = TrainRequest {
         methods: Method::LEARNED.to_vec(),
         config: TrainConfig::default(),

@@ -3,31 +3,18 @@
 //! format, version, feature schema or GPU are refused with a reason.
 
 use tally_datasets::Dataset;
-use tally_gpu::sim::SimBackend;
 use tally_gpu::GpuSpec;
 use tally_predictor::samples::ProfileTable;
 use tally_predictor::train::{train, TrainRequest};
 use tally_predictor::{CounterSubset, Method, PredictorFile, RuntimePredictor, TrainConfig};
-use tally_profiler::campaign::{self, CampaignConfig, RunMeta};
+use tally_profiler::campaign;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
 
 fn dataset(model: &str, gpu: &str) -> Dataset {
     let gpu = GpuSpec::preset(gpu).expect("preset");
     let model = zoo::resolve_model(model, &ParamsOverride::default()).expect("model");
-    let backend = SimBackend::new(gpu.clone(), 1, 0.01);
-    let out =
-        campaign::run(&backend, &model, &CampaignConfig::default(), &mut |_| {}).expect("campaign");
-    let meta = RunMeta {
-        tool_version: "test".to_string(),
-        command_line: vec![],
-        backend: "sim".to_string(),
-        seed: 1,
-        noise_sigma: 0.01,
-        started_at: "2026-01-01T00:00:00Z".to_string(),
-        finished_at: "2026-01-01T00:00:01Z".to_string(),
-    };
-    out.into_dataset(&model, &gpu, meta)
+    campaign::simulated_dataset(&model, &gpu, 1, 0.01).expect("campaign")
 }
 
 fn trained() -> PredictorFile {

@@ -237,6 +237,22 @@ fn select_pairs(n: usize, selection: PairSelection, seed: u64) -> Vec<(usize, us
     }
 }
 
+/// The default campaign for `model` on the simulated `gpu` (seed and
+/// measurement noise as given), run in this process with no progress
+/// report: the dataset benches and tests start from.
+pub fn simulated_dataset(
+    model: &Model,
+    gpu: &GpuSpec,
+    seed: u64,
+    noise_sigma: f64,
+) -> Result<Dataset, CampaignError> {
+    let backend = tally_gpu::SimBackend::new(gpu.clone(), seed, noise_sigma);
+    let started = std::time::SystemTime::now();
+    let out = run(&backend, model, &CampaignConfig::default(), &mut |_| {})?;
+    let meta = RunMeta::finished_now("sim", seed, noise_sigma, started);
+    Ok(out.into_dataset(model, gpu, meta))
+}
+
 /// Run the campaign for `model` on `backend`.
 pub fn run(
     backend: &dyn Backend,

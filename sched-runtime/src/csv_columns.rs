@@ -81,6 +81,11 @@ impl CsvColumns {
 }
 
 impl<'a> CsvRow<'a> {
+    /// `file:line` of this row.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.table.path, self.line)
+    }
+
     /// An error about this row's `column`.
     pub fn error(&self, column: &str, reason: String) -> RunError {
         RunError::Input {

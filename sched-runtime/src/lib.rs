@@ -11,9 +11,12 @@
 //! (the run loop), `hp_alone` (the HP-alone reference), `metrics`,
 //! `experiment` (a workload under several policies), `run_output`, the
 //! files of `tally run`, and `published` with `side_by_side`: the
-//! published A100 table and the simulated one beside it. No CUDA here: a real-GPU engine lives
-//! beside the CUDA code and implements [`engine::Engine`].
+//! published A100 table and the simulated one beside it; `colocation`,
+//! task latencies under co-location predicted on the same engine. No CUDA
+//! here: a real-GPU engine lives beside the CUDA code and implements
+//! [`engine::Engine`].
 
+pub mod colocation;
 pub mod config_choice;
 pub mod csv_columns;
 pub mod engine;

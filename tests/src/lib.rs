@@ -43,7 +43,12 @@ pub fn tally() -> Command {
 }
 
 pub fn read_csv(path: &Path) -> (Vec<String>, Vec<csv::StringRecord>) {
-    let mut r = csv::Reader::from_path(path).expect("csv");
+    parse_csv(std::fs::File::open(path).expect("csv file"))
+}
+
+/// Header and records of CSV text.
+pub fn parse_csv(text: impl std::io::Read) -> (Vec<String>, Vec<csv::StringRecord>) {
+    let mut r = csv::Reader::from_reader(text);
     let header = r
         .headers()
         .expect("header")

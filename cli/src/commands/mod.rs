@@ -10,6 +10,7 @@ pub mod kernels;
 pub mod models;
 pub mod ncu_target;
 pub mod predict;
+pub mod predict_tasks;
 pub mod profile;
 pub mod ptx;
 pub mod run;

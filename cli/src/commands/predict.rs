@@ -1,6 +1,7 @@
 //! `tally predict`: co-located latencies of operator pairs at every SM
-//! split (or one), the best split under the slowdown bound, and with
-//! `--explain` the linear model's per-resource terms.
+//! split (or the ones given), the best split under the slowdown bound, and
+//! with `--explain` the linear model's per-resource terms. With `--task`,
+//! the task-level prediction (`predict_tasks.rs`).
 
 use anyhow::{anyhow, bail, Result};
 use tally_predictor::features::Resource;
@@ -13,14 +14,25 @@ use crate::args::PredictArgs;
 use crate::commands::read_datasets;
 use crate::output::Table;
 
-pub fn run(args: &PredictArgs) -> Result<()> {
-    if !(args.max_slowdown.is_finite() && args.max_slowdown >= 1.0) {
-        bail!(
-            "--max-slowdown must be a number >= 1, got {}",
-            args.max_slowdown
-        );
-    }
-    let file = PredictorFile::load(&args.predictor)?;
+/// `--sm A,B` values as splits.
+pub fn parse_splits(values: &[String]) -> Result<Vec<(u32, u32)>> {
+    values
+        .iter()
+        .map(|v| {
+            let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+            match parts.as_slice() {
+                [a, b] => match (a.parse::<u32>(), b.parse::<u32>()) {
+                    (Ok(a), Ok(b)) if a > 0 && b > 0 => Ok((a, b)),
+                    _ => bail!("--sm `{v}`: expected two positive SM counts, SM_A,SM_B"),
+                },
+                _ => bail!("--sm `{v}`: expected SM_A,SM_B"),
+            }
+        })
+        .collect()
+}
+
+/// The learned method `--method` names (the file's default without it).
+pub fn runtime_predictor(args: &PredictArgs, file: &PredictorFile) -> Result<RuntimePredictor> {
     let method = match &args.method {
         Some(m) => Some(
             Method::parse(m)
@@ -28,7 +40,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
         ),
         None => None,
     };
-    let predictor = RuntimePredictor::from_model(&file, method).ok_or_else(|| {
+    RuntimePredictor::from_model(file, method).ok_or_else(|| {
         anyhow!(
             "`{}` has no learned `{}` model (it holds: {})",
             args.predictor.display(),
@@ -40,17 +52,41 @@ pub fn run(args: &PredictArgs) -> Result<()> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    })?;
-    let dataset = read_datasets(std::slice::from_ref(&args.data))?.remove(0);
-    file.check_gpu(&dataset.info.gpu, &format!("`{}`", args.data.display()))?;
+    })
+}
+
+pub fn run(args: &PredictArgs) -> Result<()> {
+    if !args.task.is_empty() {
+        return crate::commands::predict_tasks::run(args);
+    }
+    if !(args.max_slowdown.is_finite() && args.max_slowdown >= 1.0) {
+        bail!(
+            "--max-slowdown must be a number >= 1, got {}",
+            args.max_slowdown
+        );
+    }
+    let file = PredictorFile::load(&args.predictor)?;
+    let predictor = runtime_predictor(args, &file)?;
+    let [data] = args.data.as_slice() else {
+        bail!("operator pairs take one --data dataset (several only with --task)");
+    };
+    let dataset = read_datasets(std::slice::from_ref(data))?.remove(0);
+    file.check_gpu(&dataset.info.gpu, &format!("`{}`", data.display()))?;
+    let splits: Vec<Option<(u32, u32)>> = match parse_splits(&args.sm)? {
+        s if s.is_empty() => vec![None],
+        s => s.into_iter().map(Some).collect(),
+    };
     let requests = match (&args.pairs, &args.a, &args.b) {
         (Some(path), _, _) => read_pair_requests(path)?,
-        (None, Some(a), Some(b)) => vec![PairRequest {
-            op_a: a.clone(),
-            op_b: b.clone(),
-            split: args.sm.as_ref().map(|v| (v[0], v[1])),
-        }],
-        _ => bail!("give --pairs FILE.csv, or --a OP and --b OP"),
+        (None, Some(a), Some(b)) => splits
+            .iter()
+            .map(|&split| PairRequest {
+                op_a: a.clone(),
+                op_b: b.clone(),
+                split,
+            })
+            .collect(),
+        _ => bail!("give --pairs FILE.csv, --a OP and --b OP, or --task A --task B"),
     };
     let table = ProfileTable::with_counters(&dataset, &file.counter_subset())?;
     let mut header = vec![

@@ -47,16 +47,17 @@ pub fn parse_duration_us(s: &str) -> Result<f64> {
     Ok(v * scale)
 }
 
-/// A job from a zoo model or model file (its phase must match the role)
-/// or from a kernel trace (taken for either role: a trace has no phase).
-fn job(name: &str, want_training: bool, trace_gpu: &GpuSpec) -> Result<JobSpec> {
+/// A job from a zoo model or model file (its phase must match the role,
+/// where one is asked: `Some(true)` training) or from a kernel trace
+/// (taken for either role: a trace has no phase).
+pub fn job(name: &str, want_training: Option<bool>, trace_gpu: &GpuSpec) -> Result<JobSpec> {
     if tally_sched::trace::is_trace_path(name) {
         return Ok(tally_sched::trace::trace_job(Path::new(name), trace_gpu)?);
     }
     let model = zoo::resolve_model(name, &ParamsOverride::default())
         .with_context(|| format!("resolving model `{name}`"))?;
     let training = model.phase == tally_profiler::model::Phase::Training;
-    if training != want_training {
+    if want_training.is_some_and(|w| w != training) {
         bail!(
             "`{name}` is an {} model; --hp takes inference models (`:infer`), --be training models (`:train`)",
             model.phase.as_str()
@@ -98,10 +99,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let run_dir = RunDir::claim(&args.out, args.force)?;
     let trace_gpu = GpuSpec::resolve(&args.trace_gpu)?;
     let workload = Workload::new(
-        job(&args.hp, false, &trace_gpu)?,
+        job(&args.hp, Some(false), &trace_gpu)?,
         args.be
             .iter()
-            .map(|b| job(b, true, &trace_gpu))
+            .map(|b| job(b, Some(true), &trace_gpu))
             .collect::<Result<_>>()?,
     )?;
     if names.iter().any(|n| n == "tally-predict") && args.predictor.is_none() {

@@ -8,6 +8,8 @@ pub enum EngineError {
     Gpu(#[from] GpuError),
     #[error("launch of kernel `{kernel}`: {reason}")]
     BadLaunch { kernel: String, reason: String },
+    #[error("contention model: {0}")]
+    Contention(String),
     #[error("more than {max} launches running at once")]
     TooManyConcurrent { max: usize },
 }

@@ -2,9 +2,10 @@
 //! interface. This file holds its state, the kernel table, submissions and
 //! the event loop (time advances to the next cohort finishing or launch
 //! becoming ready); `dispatch.rs` places blocks on SMs, `rates.rs` gives
-//! running launches their progress rates, `residency.rs` and `sm.rs` track
-//! what each SM holds.
+//! running launches their progress rates from the `contention.rs` model,
+//! `residency.rs` and `sm.rs` track what each SM holds.
 
+pub mod contention;
 mod dispatch;
 mod rates;
 mod residency;
@@ -13,9 +14,10 @@ mod sm;
 use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
-use tally_gpu::sim::{PreparedWave, WaveModel, WaveShape, WaveTiming};
+use tally_gpu::sim::WaveTiming;
 use tally_gpu::{GpuSpec, KernelSpec, Occupancy, Partition};
 
+use self::contention::{ContentionModel, SimContention};
 use self::rates::{RateScratch, RunningSet};
 use self::residency::{Residency, Seg};
 use super::alone::time_alone;
@@ -90,7 +92,7 @@ struct Cohort {
 #[derive(Debug)]
 pub struct SimEngine {
     gpu: GpuSpec,
-    model: WaveModel,
+    contention: Box<dyn ContentionModel>,
     kernels: Vec<KernelInfo>,
     kernel_index: HashMap<String, KernelId>,
     residency: Residency,
@@ -105,16 +107,22 @@ pub struct SimEngine {
     /// SM residency changed: recompute the rates.
     rates_dirty: bool,
     scratch: RateScratch,
-    prepared: FxHashMap<(KernelId, WaveShape), PreparedWave>,
     timings: FxHashMap<RunningSet, Vec<WaveTiming>>,
     log: Option<Vec<BlockRun>>,
 }
 
 impl SimEngine {
+    /// The simulated GPU with the simulator's own contention model.
     pub fn new(gpu: &GpuSpec) -> SimEngine {
+        SimEngine::with_contention(gpu, Box::new(SimContention::new(gpu)))
+    }
+
+    /// The simulated GPU whose running launches are paced by `contention`
+    /// (the blocks, launch gaps and dispatch stay the engine's).
+    pub fn with_contention(gpu: &GpuSpec, contention: Box<dyn ContentionModel>) -> SimEngine {
         SimEngine {
             gpu: gpu.clone(),
-            model: WaveModel::new(gpu),
+            contention,
             kernels: Vec::new(),
             kernel_index: HashMap::new(),
             residency: Residency::new(gpu.sm_count),
@@ -126,7 +134,6 @@ impl SimEngine {
             dirty: false,
             rates_dirty: false,
             scratch: RateScratch::default(),
-            prepared: FxHashMap::default(),
             timings: FxHashMap::default(),
             log: None,
         }

@@ -2,8 +2,9 @@
 //! contention model for the current set of running launches (cached by
 //! that set), stretched where several launches share an SM's pipes.
 
-use tally_gpu::sim::{PreparedWave, WaveShape, WaveTiming, MAX_CONCURRENT};
+use tally_gpu::sim::{WaveShape, WaveTiming, MAX_CONCURRENT};
 
+use super::contention::RunningLaunch;
 use super::residency::Seg;
 use super::{SimEngine, PTB_FETCH_US};
 use crate::engine::{EngineError, KernelId};
@@ -33,7 +34,9 @@ impl SimEngine {
                 max: MAX_CONCURRENT,
             });
         }
-        // The timing cache is keyed by the sorted (kernel, shape) set.
+        // The timing cache is keyed by the sorted (kernel, shape) set, and
+        // the partition sizes where the contention model reads them.
+        let by_partition = self.contention.uses_partition();
         let mut key = RunningSet {
             len: n as u8,
             ..RunningSet::default()
@@ -49,6 +52,7 @@ impl SimEngine {
                     sm_count: active,
                     blocks_per_sm: l.resident.div_ceil(active),
                 },
+                if by_partition { l.req.sms.sm_count } else { 0 },
             );
         }
         let unsorted = key.items;
@@ -57,17 +61,18 @@ impl SimEngine {
             key.items[rank] = unsorted[i];
         }
         if !self.timings.contains_key(&key) {
-            for item in key.items() {
-                if !self.prepared.contains_key(item) {
-                    let wave = self
-                        .model
-                        .prepare(&self.kernels[item.0 .0 as usize].spec, item.1)?;
-                    self.prepared.insert(*item, wave);
-                }
-            }
-            let waves: Vec<&PreparedWave> = key.items().iter().map(|k| &self.prepared[k]).collect();
+            let running: Vec<RunningLaunch<'_>> = key
+                .items()
+                .iter()
+                .map(|&(kernel, shape, partition_sms)| RunningLaunch {
+                    kernel,
+                    spec: &self.kernels[kernel.0 as usize].spec,
+                    shape,
+                    partition_sms,
+                })
+                .collect();
             let mut t = vec![WaveTiming::default(); n];
-            self.model.timings(&waves, &mut t);
+            self.contention.timings(&running, &mut t)?;
             self.timings.insert(key, t);
         }
         let timings = &self.timings[&key];
@@ -123,12 +128,16 @@ impl SimEngine {
     }
 }
 
-/// The sorted `(kernel, shape)` of every running launch: the key of the
-/// timing cache, fixed-size so a lookup allocates nothing.
+/// One running launch in the timing cache's key: kernel, shape, and
+/// partition size (0 where the contention model ignores it).
+type RunningItem = (KernelId, WaveShape, u32);
+
+/// The sorted `(kernel, shape, partition)` of every running launch: the
+/// key of the timing cache, fixed-size so a lookup allocates nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) struct RunningSet {
     len: u8,
-    items: [(KernelId, WaveShape); MAX_CONCURRENT],
+    items: [RunningItem; MAX_CONCURRENT],
 }
 
 impl Default for RunningSet {
@@ -139,6 +148,7 @@ impl Default for RunningSet {
                 sm_count: 0,
                 blocks_per_sm: 0,
             },
+            0,
         );
         RunningSet {
             len: 0,
@@ -148,7 +158,7 @@ impl Default for RunningSet {
 }
 
 impl RunningSet {
-    fn items(&self) -> &[(KernelId, WaveShape)] {
+    fn items(&self) -> &[RunningItem] {
         &self.items[..usize::from(self.len)]
     }
 }
