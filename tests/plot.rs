@@ -138,3 +138,24 @@ fn damaged_dataset_exits_2_naming_the_file() {
     std::fs::write(&pairs, &text[..text.len() / 2]).unwrap();
     fails_with(tally().arg("plot").arg(&ds), &["pairs.csv"]);
 }
+
+#[test]
+fn tally_table_output_plots_simulated_against_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tally-table");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(
+        dir.join("side_by_side.csv"),
+        "hp,be,policy,p99_slowdown,system_throughput,published_p99_slowdown,\
+         published_system_throughput,hp_throughput,be_throughput\n\
+         bert,resnet50,mps,3.1,1.6,2.9,1.7,1.0,0.6\n\
+         bert,resnet50,tally,1.1,1.5,1.06,1.6,1.0,0.5\n\
+         bert,gpt2,mps,2.5,1.5,2.2,1.55,1.0,0.5\n\
+         bert,gpt2,tally,1.05,1.45,1.04,1.5,1.0,0.45\n\
+         bert,gpt2,tgs,1.2,1.2,,,1.0,0.2\n",
+    )
+    .unwrap();
+    let files = plot(&dir, &[]);
+    assert_eq!(names(&files), ["table-parity.png"]);
+    files.iter().for_each(|f| check_png(f));
+}

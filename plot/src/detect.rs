@@ -1,6 +1,7 @@
 //! Which kind of output a directory holds, from the files the commands
 //! that wrote it leave: a profile dataset (`tally profile`), an eval result
-//! (`tally eval --out`) or a `tally run` directory.
+//! (`tally eval --out`), a `tally run` directory or scripts/tally-table.sh's
+//! output.
 
 use std::path::Path;
 
@@ -10,11 +11,16 @@ use tally_sched::run_output::{REQUESTS_CSV, SUMMARY_CSV};
 
 use crate::error::{PlotError, Result};
 
+/// The file `tally side-by-side` writes in scripts/tally-table.sh's output.
+pub const SIDE_BY_SIDE_CSV: &str = "side_by_side.csv";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DirKind {
     Dataset,
     Eval,
     Run,
+    /// scripts/tally-table.sh's output: `side_by_side.csv`.
+    Table,
 }
 
 impl DirKind {
@@ -23,6 +29,7 @@ impl DirKind {
             DirKind::Dataset => "profile dataset",
             DirKind::Eval => "eval result",
             DirKind::Run => "tally run",
+            DirKind::Table => "tally-table",
         }
     }
 }
@@ -31,6 +38,9 @@ impl DirKind {
 pub fn detect(dir: &Path) -> Result<DirKind> {
     if dir.join(SUMMARY_CSV).is_file() && dir.join(REQUESTS_CSV).is_file() {
         return Ok(DirKind::Run);
+    }
+    if dir.join(SIDE_BY_SIDE_CSV).is_file() {
+        return Ok(DirKind::Table);
     }
     if dir.join(PREDICTIONS_CSV).is_file() {
         return Ok(DirKind::Eval);

@@ -11,9 +11,9 @@ pub type Result<T, E = PlotError> = std::result::Result<T, E>;
 pub enum PlotError {
     /// The directory holds none of the outputs `tally plot` knows.
     #[error(
-        "`{}` is not a profile dataset, an eval result (`tally eval --out`) or a `tally run` \
-         directory: found none of run.json with an ops table, predictions.csv, summary.csv \
-         with requests.csv",
+        "`{}` is not a profile dataset, an eval result (`tally eval --out`), a `tally run` \
+         directory or tally-table output: found none of run.json with an ops table, \
+         predictions.csv, summary.csv with requests.csv, side_by_side.csv",
         .0.display()
     )]
     UnknownDir(PathBuf),

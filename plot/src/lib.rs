@@ -1,6 +1,6 @@
 //! tally-plot: the figures of `tally plot`. Detects what a directory holds
 //! (`detect`), reads it with the owning crate's reader (datasets, eval
-//! files, run files) and draws the figures that fit (`figures/`), as PNG
+//! files, run files, the side-by-side table) and draws the figures that fit (`figures/`), as PNG
 //! or SVG at 1200x800 with a bundled font (`canvas`).
 
 mod canvas;

@@ -8,9 +8,10 @@ use tally_predictor::eval_output::{read_eval_info, read_predictions, EVAL_JSON, 
 use tally_sched::run_output::{
     read_requests, read_run_title, read_summary, REQUESTS_CSV, SUMMARY_CSV,
 };
+use tally_sched::side_by_side::read_side_by_side;
 
 use crate::canvas::{render, ImageFormat};
-use crate::detect::{detect, DirKind};
+use crate::detect::{detect, DirKind, SIDE_BY_SIDE_CSV};
 use crate::error::{PlotError, Result};
 use crate::figures::dataset_view::DatasetView;
 use crate::figures::eval_error_cdf::ErrorCdf;
@@ -20,6 +21,7 @@ use crate::figures::policy_bars::PolicyBars;
 use crate::figures::run_latency_cdf::LatencyCdf;
 use crate::figures::scaling::Scaling;
 use crate::figures::slowdown_classes::SlowdownClasses;
+use crate::figures::table_parity::TableParity;
 
 /// What `plot_dir` did: the kind it found and the files it wrote.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +46,10 @@ pub fn plot_dir(dir: &Path, out: &Path, format: ImageFormat) -> Result<Plotted> 
                 render(&Parity::new(&info, &predictions), out, format)?,
                 render(&ErrorCdf::new(&info, &predictions), out, format)?,
             ]
+        }
+        DirKind::Table => {
+            let rows = read_side_by_side(&dir.join(SIDE_BY_SIDE_CSV))?;
+            vec![render(&TableParity::new(&rows), out, format)?]
         }
         DirKind::Run => {
             let summary_path = dir.join(SUMMARY_CSV);

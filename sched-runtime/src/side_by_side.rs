@@ -3,7 +3,8 @@
 //! artifact's definition) and system throughput beside the published
 //! figures, and per policy the means and the errors: the geometric mean
 //! over the pairs of max(sim/published, published/sim) of the p99 slowdown,
-//! and the mean absolute error of the system throughput.
+//! and the mean absolute error of the system throughput. Owns
+//! `side_by_side.csv` (writer and reader).
 
 use std::io::Write;
 use std::path::Path;
@@ -153,6 +154,35 @@ pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetEr
     })
 }
 
+/// Read `side_by_side.csv` back (figures draw it); an empty published
+/// column reads as `None`.
+pub fn read_side_by_side(path: &Path) -> Result<Vec<SideRow>, crate::error::RunError> {
+    let table = crate::csv_columns::CsvColumns::read(path, &SIDE_BY_SIDE_COLUMNS)?;
+    table
+        .rows()
+        .map(|r| {
+            let opt = |c: &str| {
+                if r.text(c).is_empty() {
+                    Ok(None)
+                } else {
+                    r.number(c).map(Some)
+                }
+            };
+            Ok(SideRow {
+                hp: r.text("hp").to_string(),
+                be: r.text("be").to_string(),
+                policy: r.text("policy").to_string(),
+                p99_slowdown: r.number("p99_slowdown")?,
+                hp_throughput: r.number("hp_throughput")?,
+                be_throughput: r.number("be_throughput")?,
+                system_throughput: r.number("system_throughput")?,
+                published_p99_slowdown: opt("published_p99_slowdown")?,
+                published_system_throughput: opt("published_system_throughput")?,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,6 +199,26 @@ mod tests {
             be_throughput: sys - 1.0,
             system_throughput: sys,
         }
+    }
+
+    #[test]
+    fn side_by_side_reads_back_what_it_wrote() {
+        let published = vec![PublishedPair {
+            hp: "h".into(),
+            be: "b".into(),
+            results: vec![(
+                "mps".into(),
+                PublishedResult {
+                    p99_slowdown: 2.0,
+                    system_throughput: 1.75,
+                },
+            )],
+        }];
+        let rows = join(&[sim("mps", 4.0, 1.5), sim("tgs", 1.25, 1.5)], &published);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("side_by_side.csv");
+        write_side_by_side(&path, &rows).unwrap();
+        assert_eq!(read_side_by_side(&path).unwrap(), rows);
     }
 
     #[test]

@@ -9,3 +9,4 @@ pub mod policy_bars;
 pub mod run_latency_cdf;
 pub mod scaling;
 pub mod slowdown_classes;
+pub mod table_parity;
