@@ -23,3 +23,7 @@ echo "== cargo test"
 # does not build for another package: build it first.
 cargo build --release -p tally-cli
 cargo test --workspace --release
+
+echo "== notebooks"
+# Executes notebooks/*.ipynb headless with the tally just built.
+scripts/notebooks.sh

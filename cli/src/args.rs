@@ -103,6 +103,10 @@ pub enum Command {
     /// Export a dataset for another tool (Orion's per-kernel profile CSV).
     #[command(after_help = "Examples:\n  tally export runs/r50 --to orion --out r50-orion.csv")]
     Export(ExportArgs),
+    /// Draw the figures of a profile dataset, an eval result or a `tally run` directory.
+    #[command(after_help = "Examples:\n  tally plot runs/bert -o figs\n  \
+                            tally eval --data runs/bert runs/gpt2 --out runs/eval && tally plot runs/eval --svg")]
+    Plot(PlotArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -429,6 +433,10 @@ pub struct EvalArgs {
     /// Print only the means over held-out models, not one row per model.
     #[arg(long)]
     pub brief: bool,
+    /// Also write the error table, every test sample's prediction and what
+    /// was evaluated into this directory (what `tally plot` draws).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub learner: LearnerArgs,
     #[command(flatten)]
@@ -610,4 +618,16 @@ pub struct ExportArgs {
     /// File to write (default: DIR/orion.csv).
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// A profile dataset, a `tally eval --out` directory or a `tally run` directory.
+    pub dir: PathBuf,
+    /// Where to write the figures (default: DIR/plots).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// Write SVG instead of PNG.
+    #[arg(long)]
+    pub svg: bool,
 }

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Command::Kernels(c) => commands::kernels::run(c),
         Command::ImportNcu(a) => commands::import_ncu::run(a),
         Command::Export(a) => commands::export::run(a),
+        Command::Plot(a) => commands::plot::run(a),
         Command::NcuTarget(a) => commands::ncu_target::run(a),
     };
     match result {

@@ -31,6 +31,12 @@ pub enum PredictorError {
     },
     #[error("{0}")]
     Input(String),
+    /// A file of a `tally eval --out` directory that cannot be read.
+    #[error("`{}`: {message}", .path.display())]
+    EvalFile {
+        path: std::path::PathBuf,
+        message: String,
+    },
     #[error("datasets were profiled on different GPUs: `{first}` ({first_gpu}) and `{other}` ({other_gpu})")]
     MixedGpus {
         first: String,

@@ -10,6 +10,7 @@ use tally_gpu::rng::SplitMix64;
 
 use crate::adapt::{FeatureScale, ResidualCorrection};
 use crate::error::{PredictorError, Result};
+use crate::eval_output::Prediction;
 use crate::methods::{FittedMethods, Method, TrainConfig};
 use crate::samples::Samples;
 
@@ -123,6 +124,39 @@ const FEW_SHOT_STREAM: u64 = 0x5eed_0000_0000_0002;
 /// One held-out family's (MAPE, p90 APE, test samples).
 type FamilyError = (f64, f64, usize);
 
+/// The result of `evaluate`: the error table, and every test sample's
+/// prediction of the random and leave-one-model-out splits (what parity
+/// plots and error CDFs draw).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub rows: Vec<EvalRow>,
+    pub predictions: Vec<Prediction>,
+}
+
+/// One test sample's prediction by `m` (the log slowdown `log_slowdown`).
+fn prediction(
+    samples: &Samples,
+    i: usize,
+    m: Method,
+    split: Split,
+    held_out: &str,
+    log_slowdown: f64,
+) -> Prediction {
+    let s = &samples.rows[i];
+    Prediction {
+        method: m.as_str().to_string(),
+        split: split.as_str().to_string(),
+        held_out: held_out.to_string(),
+        model: samples.groups[s.group].clone(),
+        pair: s.pair,
+        memory_bound: s.memory_bound,
+        co_memory_bound: s.co_memory_bound,
+        solo_us: s.solo_us,
+        measured_us: s.co_us,
+        predicted_us: s.solo_us * log_slowdown.exp(),
+    }
+}
+
 /// Evaluate `methods` on `splits`. Learned methods are trained once per
 /// training set; the baselines are fitted on the same set.
 pub fn evaluate(
@@ -130,16 +164,20 @@ pub fn evaluate(
     methods: &[Method],
     splits: &[Split],
     cfg: &TrainConfig,
-) -> Result<Vec<EvalRow>> {
+) -> Result<Evaluation> {
     let mut rows = Vec::new();
+    let mut predictions = Vec::new();
     if splits.contains(&Split::Random) {
         let (train, test) = random_split(samples, TEST_SHARE, cfg.seed);
         let models = FittedMethods::fit(samples, &train, methods, cfg)?;
         for &m in methods {
-            let errors = test
-                .iter()
-                .map(|&i| ape(samples, i, models.predict(m, &samples.rows[i])));
-            let (mape, p90) = ape_stats(errors.collect());
+            let mut errors = Vec::with_capacity(test.len());
+            for &i in &test {
+                let p = models.predict(m, &samples.rows[i]);
+                errors.push(ape(samples, i, p));
+                predictions.push(prediction(samples, i, m, Split::Random, "all", p));
+            }
+            let (mape, p90) = ape_stats(errors);
             rows.push(row(m, Split::Random, "all", 0, test.len(), mape, p90));
         }
     }
@@ -149,7 +187,7 @@ pub fn evaluate(
         .filter(|s| *s != Split::Random)
         .collect();
     if held_out_splits.is_empty() {
-        return Ok(rows);
+        return Ok(Evaluation { rows, predictions });
     }
     if samples.groups.len() < 2 {
         return Err(PredictorError::Input(format!(
@@ -174,6 +212,11 @@ pub fn evaluate(
                 .iter()
                 .map(|&i| models.predict(m, &samples.rows[i]))
                 .collect();
+            predictions.extend(
+                held.iter()
+                    .zip(&base)
+                    .map(|(&i, &p)| prediction(samples, i, m, Split::LeaveOneOut, family, p)),
+            );
             for &k in &ks {
                 let repeats = if k == 0 { 1 } else { FEW_SHOT_REPEATS };
                 let (mut mape_sum, mut p90_sum, mut n) = (0.0, 0.0, 0);
@@ -239,7 +282,7 @@ pub fn evaluate(
         let samples_n = stats.iter().map(|s| s.2).sum();
         rows.push(row(m, split, "all", k, samples_n, mape, p90));
     }
-    Ok(rows)
+    Ok(Evaluation { rows, predictions })
 }
 
 fn row(

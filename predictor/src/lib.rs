@@ -20,6 +20,7 @@ pub mod complete_forest;
 pub mod counter_subset;
 mod error;
 pub mod eval;
+pub mod eval_output;
 pub mod feature_mask;
 pub mod features;
 pub mod forest;

@@ -2,8 +2,9 @@
 //! HP request of every policy, and of the HP job alone), `summary.csv` (one
 //! row per policy) and `run.json` (provenance and the summaries), each
 //! written through a temporary file and renamed, `run.json` last so that
-//! an interrupted run never looks complete; and the reader of
-//! `summary.csv` for comparisons.
+//! an interrupted run never looks complete; and the readers of
+//! `summary.csv` (comparisons), `requests.csv` and `run.json`'s title
+//! fields (figures).
 
 use std::io::Write;
 use std::path::Path;
@@ -238,4 +239,53 @@ pub fn read_summary(path: &Path) -> Result<Vec<SummaryRow>, crate::error::RunErr
             })
         })
         .collect()
+}
+
+/// One `requests.csv` row as figures read it back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestRow {
+    pub policy: String,
+    pub latency_ms: f64,
+}
+
+/// Read a run directory's `requests.csv`.
+pub fn read_requests(path: &Path) -> Result<Vec<RequestRow>, crate::error::RunError> {
+    let table = crate::csv_columns::CsvColumns::read(path, &REQUEST_COLUMNS)?;
+    table
+        .rows()
+        .map(|r| {
+            Ok(RequestRow {
+                policy: r.text("policy").to_string(),
+                latency_ms: r.number("latency_ms")?,
+            })
+        })
+        .collect()
+}
+
+/// What a run was, from its `run.json`: enough to title a figure.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct RunTitle {
+    pub engine: String,
+    pub hp: String,
+    pub be: Vec<String>,
+    #[serde(rename = "gpu", deserialize_with = "gpu_name")]
+    pub gpu_name: String,
+}
+
+fn gpu_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
+    <Named as serde::Deserialize>::deserialize(d).map(|n| n.name)
+}
+
+/// Read the title fields of a run directory's `run.json`.
+pub fn read_run_title(path: &Path) -> Result<RunTitle, crate::error::RunError> {
+    let bad = |reason: String| crate::error::RunError::Input {
+        what: format!("`{}`", path.display()),
+        reason,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    serde_json::from_str(&text).map_err(|e| bad(format!("not a `tally run` run.json: {e}")))
 }

@@ -3,6 +3,7 @@
 
 use anyhow::Result;
 use tally_predictor::eval::{evaluate, Split};
+use tally_predictor::eval_output::{write_eval_dir, EvalInfo};
 use tally_predictor::{Method, Samples};
 
 use crate::args::EvalArgs;
@@ -16,7 +17,17 @@ pub fn run(args: &EvalArgs) -> Result<()> {
     let config = train_config(&args.learner)?;
     let datasets = read_datasets(&args.data)?;
     let samples = Samples::from_datasets(&datasets)?;
-    let rows = evaluate(&samples, &methods, &splits, &config)?;
+    let evaluation = evaluate(&samples, &methods, &splits, &config)?;
+    let rows = &evaluation.rows;
+    if let Some(dir) = &args.out {
+        let info = EvalInfo {
+            gpu: samples.gpu.name.clone(),
+            models: samples.groups.clone(),
+            datasets: args.data.iter().map(|d| d.display().to_string()).collect(),
+            command_line: std::env::args().collect(),
+        };
+        write_eval_dir(dir, &info, rows, &evaluation.predictions)?;
+    }
     let mut table = Table::new(&[
         "split",
         "held_out",

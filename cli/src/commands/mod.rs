@@ -9,6 +9,7 @@ pub mod import_ncu;
 pub mod kernels;
 pub mod models;
 pub mod ncu_target;
+pub mod plot;
 pub mod predict;
 pub mod predict_tasks;
 pub mod profile;

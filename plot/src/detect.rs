@@ -1,0 +1,46 @@
+//! Which kind of output a directory holds, from the files the commands
+//! that wrote it leave: a profile dataset (`tally profile`), an eval result
+//! (`tally eval --out`) or a `tally run` directory.
+
+use std::path::Path;
+
+use tally_datasets::{Format, RunDir, TableName};
+use tally_predictor::eval_output::PREDICTIONS_CSV;
+use tally_sched::run_output::{REQUESTS_CSV, SUMMARY_CSV};
+
+use crate::error::{PlotError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirKind {
+    Dataset,
+    Eval,
+    Run,
+}
+
+impl DirKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DirKind::Dataset => "profile dataset",
+            DirKind::Eval => "eval result",
+            DirKind::Run => "tally run",
+        }
+    }
+}
+
+/// The kind of `dir`, or `UnknownDir` naming it.
+pub fn detect(dir: &Path) -> Result<DirKind> {
+    if dir.join(SUMMARY_CSV).is_file() && dir.join(REQUESTS_CSV).is_file() {
+        return Ok(DirKind::Run);
+    }
+    if dir.join(PREDICTIONS_CSV).is_file() {
+        return Ok(DirKind::Eval);
+    }
+    let run = RunDir::new(dir);
+    let has_table = [Format::Csv, Format::Parquet]
+        .into_iter()
+        .any(|f| run.table(TableName::Ops, f).is_file());
+    if run.is_complete() && has_table {
+        return Ok(DirKind::Dataset);
+    }
+    Err(PlotError::UnknownDir(dir.to_path_buf()))
+}
