@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tally_e2e::{fails_with, profile_small, stdout_of, tally};
+use tally_e2e::{fails_with, profile_small, read_csv, stdout_of, tally};
 
 /// The paths `tally plot` printed, one a line, each existing.
 fn plot(dir: &Path, extra: &[&str]) -> Vec<PathBuf> {
@@ -115,6 +115,42 @@ fn eval_and_run_plots() {
     let files = plot(&run, &["--svg"]);
     assert_eq!(names(&files), ["hp-latency-cdf.svg", "policy-bars.svg"]);
     files.iter().for_each(|f| check_svg(f));
+
+    // With --timeline, the engine's SM occupancy by job is drawn too.
+    let run = tmp.path().join("run-timeline");
+    stdout_of(
+        tally()
+            .args(["run", "--hp", "bert-base:infer", "--be", "resnet50:train"])
+            .args([
+                "--compare",
+                "mps,tally",
+                "--duration",
+                "200ms",
+                "--load",
+                "0.5",
+                "--timeline",
+                "4",
+            ])
+            .arg("--out")
+            .arg(&run),
+    );
+    let (header, rows) = read_csv(&run.join("timeline.csv"));
+    assert_eq!(header, ["policy", "time_ms", "job", "sm_count"]);
+    for policy in ["mps", "tally"] {
+        for job in ["bert-base:infer", "resnet50:train"] {
+            assert!(
+                rows.iter().any(|r| &r[0] == policy && &r[2] == job),
+                "no {policy} / {job} rows"
+            );
+        }
+    }
+    assert!(rows.iter().all(|r| r[1].parse::<f64>().unwrap() <= 4.0));
+    let files = plot(&run, &[]);
+    assert_eq!(
+        names(&files),
+        ["hp-latency-cdf.png", "policy-bars.png", "sm-timeline.png"]
+    );
+    files.iter().for_each(|f| check_png(f));
 }
 
 #[test]

@@ -568,6 +568,11 @@ pub struct RunArgs {
     /// Output directory (requests.csv, summary.csv, run.json).
     #[arg(long)]
     pub out: PathBuf,
+    /// Also write timeline.csv: how many SMs each job's blocks hold, at
+    /// every change, over the first MS milliseconds of each policy's run
+    /// (default 5; `tally plot` draws it).
+    #[arg(long, value_name = "MS", num_args = 0..=1, default_missing_value = "5")]
+    pub timeline: Option<f64>,
     /// Replace an existing run in --out.
     #[arg(long)]
     pub force: bool,

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use tally_datasets::Dataset;
 use tally_predictor::eval_output::{read_eval_info, read_predictions, EVAL_JSON, PREDICTIONS_CSV};
 use tally_sched::run_output::{
-    read_requests, read_run_title, read_summary, REQUESTS_CSV, SUMMARY_CSV,
+    read_requests, read_run_gpu, read_run_title, read_summary, read_timeline, REQUESTS_CSV,
+    SUMMARY_CSV, TIMELINE_CSV,
 };
 use tally_sched::side_by_side::read_side_by_side;
 
@@ -21,6 +22,7 @@ use crate::figures::policy_bars::PolicyBars;
 use crate::figures::run_latency_cdf::LatencyCdf;
 use crate::figures::scaling::Scaling;
 use crate::figures::slowdown_classes::SlowdownClasses;
+use crate::figures::sm_timeline::SmTimeline;
 use crate::figures::table_parity::TableParity;
 
 /// What `plot_dir` did: the kind it found and the files it wrote.
@@ -62,10 +64,21 @@ pub fn plot_dir(dir: &Path, out: &Path, format: ImageFormat) -> Result<Plotted> 
             }
             let requests = read_requests(&dir.join(REQUESTS_CSV))?;
             let title = read_run_title(&tally_datasets::RunDir::new(dir).run_json())?;
-            vec![
+            let mut files = vec![
                 render(&LatencyCdf::new(&title, &requests), out, format)?,
                 render(&PolicyBars::new(&title, &summary), out, format)?,
-            ]
+            ];
+            let timeline_path = dir.join(TIMELINE_CSV);
+            if timeline_path.is_file() {
+                let rows = read_timeline(&timeline_path)?;
+                let sm_count = read_run_gpu(&tally_datasets::RunDir::new(dir).run_json())?.sm_count;
+                files.push(render(
+                    &SmTimeline::new(&title, sm_count, &rows),
+                    out,
+                    format,
+                )?);
+            }
+            files
         }
     };
     Ok(Plotted { kind, files })

@@ -30,6 +30,7 @@ fn bench(c: &mut Criterion) {
         duration_us: 30e6,
         seed: 1,
         arrivals: Arrivals::Poisson { load: 0.5 },
+        timeline_us: None,
     };
     let policies = vec!["tally".to_string()];
     let mut group = c.benchmark_group("run_pair");

@@ -2,6 +2,7 @@
 //! are drawn once, the HP job alone on them is the reference, then each
 //! policy runs on the same arrivals, each on a fresh engine.
 
+use crate::engine::sim::timeline::Timeline;
 use crate::engine::sim::SimEngine;
 use crate::error::RunError;
 use crate::hp_alone::{hp_alone_outcome, hp_request_alone_us};
@@ -18,6 +19,8 @@ use crate::workload::{arrival_times, Arrivals, Workload};
 pub struct PolicyResult {
     pub summary: Summary,
     pub outcome: RunOutcome,
+    /// The SM occupancy by job, where `RunConfig::timeline_us` asked.
+    pub timeline: Option<Timeline>,
 }
 
 /// Everything a comparison produced.
@@ -49,15 +52,23 @@ pub fn run_policies(
             None
         };
         let mut policy = by_name(name, options, model)?;
+        let mut engine = SimEngine::new(&cfg.gpu);
+        if let Some(until) = cfg.timeline_us {
+            engine.record_timeline(until);
+        }
         let outcome = run_on(
-            &mut SimEngine::new(&cfg.gpu),
+            &mut engine,
             workload,
             policy.as_mut(),
             cfg,
             arrivals.as_deref(),
         )?;
         let summary = summarize(&workload.hp.name, &be_names, &outcome, &alone);
-        results.push(PolicyResult { summary, outcome });
+        results.push(PolicyResult {
+            summary,
+            outcome,
+            timeline: engine.take_timeline(),
+        });
     }
     Ok(PolicyComparison {
         alone,

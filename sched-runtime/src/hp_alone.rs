@@ -23,6 +23,7 @@ pub fn hp_request_alone_us(engine: &mut dyn Engine, workload: &Workload) -> Resu
         duration_us: f64::INFINITY,
         seed: 0,
         arrivals: crate::workload::Arrivals::Times(vec![0.0]),
+        timeline_us: None,
     };
     let out = run_on(engine, &alone, &mut Mps, &cfg, Some(&[0.0]))?;
     Ok(out.requests.first().map_or(0.0, Request::latency_us))

@@ -1,10 +1,11 @@
 //! The files of a `tally run` directory, owned here: `requests.csv` (every
 //! HP request of every policy, and of the HP job alone), `summary.csv` (one
-//! row per policy) and `run.json` (provenance and the summaries), each
+//! row per policy), `timeline.csv` (with `--timeline`: SMs held by each
+//! job at every change) and `run.json` (provenance and the summaries), each
 //! written through a temporary file and renamed, `run.json` last so that
 //! an interrupted run never looks complete; and the readers of
-//! `summary.csv` (comparisons), `requests.csv` and `run.json`'s title
-//! fields (figures).
+//! `summary.csv` (comparisons), `requests.csv`, `timeline.csv` and
+//! `run.json`'s title fields (figures).
 
 use std::io::Write;
 use std::path::Path;
@@ -23,6 +24,12 @@ use crate::workload::Arrivals;
 pub const REQUESTS_CSV: &str = "requests.csv";
 /// One row per policy.
 pub const SUMMARY_CSV: &str = "summary.csv";
+
+/// SM occupancy by job over the run's first part (`--timeline`).
+pub const TIMELINE_CSV: &str = "timeline.csv";
+/// The columns of `timeline.csv`: from `time_ms` on, `job`'s blocks hold
+/// `sm_count` SMs under `policy`.
+pub const TIMELINE_COLUMNS: [&str; 4] = ["policy", "time_ms", "job", "sm_count"];
 
 /// The columns of `requests.csv`.
 pub const REQUEST_COLUMNS: [&str; 6] = [
@@ -109,6 +116,9 @@ pub fn write_run(
     std::fs::create_dir_all(root).map_err(|e| DatasetError::io(root, e))?;
     write_requests(&root.join(REQUESTS_CSV), result)?;
     write_summary(&root.join(SUMMARY_CSV), result)?;
+    if result.results.iter().any(|r| r.timeline.is_some()) {
+        write_timeline(&root.join(TIMELINE_CSV), result)?;
+    }
     let secs = |t: SystemTime| {
         t.duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
@@ -176,6 +186,51 @@ fn write_requests(path: &Path, result: &PolicyComparison) -> Result<(), DatasetE
         }
         Ok(())
     })
+}
+
+fn write_timeline(path: &Path, result: &PolicyComparison) -> Result<(), DatasetError> {
+    write_atomic(path, |w| {
+        let io = |e: std::io::Error| DatasetError::io(path, e);
+        writeln!(w, "{}", TIMELINE_COLUMNS.join(",")).map_err(io)?;
+        for r in &result.results {
+            let Some(t) = &r.timeline else { continue };
+            let s = &r.summary;
+            for p in &t.points {
+                // Job 0 is the HP job, job i the i-th BE job.
+                let job = match p.job {
+                    0 => s.hp.as_str(),
+                    i => s.be.get(i - 1).map_or("?", String::as_str),
+                };
+                writeln!(w, "{},{},{job},{}", s.policy, ms(p.time_us), p.sms).map_err(io)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// One `timeline.csv` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineRow {
+    pub policy: String,
+    pub time_ms: f64,
+    pub job: String,
+    pub sm_count: f64,
+}
+
+/// Read a run directory's `timeline.csv`.
+pub fn read_timeline(path: &Path) -> Result<Vec<TimelineRow>, crate::error::RunError> {
+    let table = crate::csv_columns::CsvColumns::read(path, &TIMELINE_COLUMNS)?;
+    table
+        .rows()
+        .map(|r| {
+            Ok(TimelineRow {
+                policy: r.text("policy").to_string(),
+                time_ms: r.number("time_ms")?,
+                job: r.text("job").to_string(),
+                sm_count: r.number("sm_count")?,
+            })
+        })
+        .collect()
 }
 
 fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetError> {
@@ -282,6 +337,19 @@ fn gpu_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> 
 
 /// Read the title fields of a run directory's `run.json`.
 pub fn read_run_title(path: &Path) -> Result<RunTitle, crate::error::RunError> {
+    read_run_json(path)
+}
+
+/// The GPU a run ran on, from its `run.json`.
+pub fn read_run_gpu(path: &Path) -> Result<GpuSpec, crate::error::RunError> {
+    #[derive(serde::Deserialize)]
+    struct OnGpu {
+        gpu: GpuSpec,
+    }
+    read_run_json::<OnGpu>(path).map(|r| r.gpu)
+}
+
+fn read_run_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, crate::error::RunError> {
     let bad = |reason: String| crate::error::RunError::Input {
         what: format!("`{}`", path.display()),
         reason,

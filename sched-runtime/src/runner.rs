@@ -20,6 +20,9 @@ pub struct RunConfig {
     pub duration_us: f64,
     pub seed: u64,
     pub arrivals: Arrivals,
+    /// Record the SM occupancy by job over this first part of the run,
+    /// microseconds (`tally run --timeline`).
+    pub timeline_us: Option<f64>,
 }
 
 /// Run `workload` under `policy` on `engine` (fresh: nothing registered,

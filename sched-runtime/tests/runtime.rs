@@ -274,3 +274,49 @@ fn orion_co_runs_only_kernels_of_the_other_label() {
     assert_eq!(s_same[0].be_throughput_total, 0.0);
     assert!(s_other[0].be_throughput_total > 0.0);
 }
+
+/// `--timeline`: the SM occupancy by job, read off the engine, stays within
+/// the window, never counts more SMs than the GPU has, and holds both jobs.
+#[test]
+fn the_timeline_records_sm_occupancy_by_job_within_its_window() {
+    let mut cfg = cfg(20_000.0, Arrivals::Poisson { load: 0.5 });
+    cfg.timeline_us = Some(5_000.0);
+    let policies = ["mps".to_string(), "tally".to_string()];
+    let result = run_policies(
+        &hp_and_be(),
+        &cfg,
+        &policies,
+        &PolicyOptions::default(),
+        || Ok(None),
+    )
+    .unwrap();
+    for r in &result.results {
+        let t = r.timeline.as_ref().expect("timeline recorded");
+        assert!(!t.points.is_empty());
+        let mut held = [0u32; 2];
+        let mut jobs_seen = [false; 2];
+        for p in &t.points {
+            assert!(p.time_us <= 5_000.0, "{p:?} past the window");
+            held[p.job] = p.sms;
+            jobs_seen[p.job] = true;
+            // Two jobs may share an SM, so each is bounded, not the sum.
+            assert!(held[p.job] <= cfg.gpu.sm_count, "{p:?}");
+        }
+        assert!(
+            jobs_seen[0] && jobs_seen[1],
+            "{}: {jobs_seen:?}",
+            r.summary.policy
+        );
+    }
+    // Without the option nothing is recorded.
+    cfg.timeline_us = None;
+    let plain = run_policies(
+        &hp_and_be(),
+        &cfg,
+        &policies[..1],
+        &PolicyOptions::default(),
+        || Ok(None),
+    )
+    .unwrap();
+    assert!(plain.results[0].timeline.is_none());
+}

@@ -112,11 +112,17 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     let predictor = slowdown_model(&args.predictor, &gpu)?;
     let mut predictor = Some(predictor);
+    if let Some(ms) = args.timeline {
+        if !(ms.is_finite() && ms > 0.0) {
+            bail!("--timeline {ms}: expected a positive window in milliseconds");
+        }
+    }
     let cfg = RunConfig {
         gpu: gpu.clone(),
         duration_us: parse_duration_us(&args.duration)?,
         seed: args.seed,
         arrivals,
+        timeline_us: args.timeline.map(|ms| ms * 1e3),
     };
     let started = std::time::SystemTime::now();
     let result = run_policies(&workload, &cfg, &names, &options, || {

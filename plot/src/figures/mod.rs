@@ -9,4 +9,5 @@ pub mod policy_bars;
 pub mod run_latency_cdf;
 pub mod scaling;
 pub mod slowdown_classes;
+pub mod sm_timeline;
 pub mod table_parity;

@@ -57,6 +57,7 @@ pub fn cfg(duration_us: f64, arrivals: Arrivals) -> RunConfig {
         duration_us,
         seed: 7,
         arrivals,
+        timeline_us: None,
     }
 }
 

@@ -10,6 +10,7 @@ mod dispatch;
 mod rates;
 mod residency;
 mod sm;
+pub mod timeline;
 
 use std::collections::HashMap;
 
@@ -109,6 +110,7 @@ pub struct SimEngine {
     scratch: RateScratch,
     timings: FxHashMap<RunningSet, Vec<WaveTiming>>,
     log: Option<Vec<BlockRun>>,
+    timeline: Option<timeline::Timeline>,
 }
 
 impl SimEngine {
@@ -136,7 +138,30 @@ impl SimEngine {
             scratch: RateScratch::default(),
             timings: FxHashMap::default(),
             log: None,
+            timeline: None,
         }
+    }
+
+    /// Record the SM occupancy by job over the first `until_us` of the run.
+    pub fn record_timeline(&mut self, until_us: f64) {
+        self.timeline = Some(timeline::Timeline::new(until_us));
+    }
+
+    /// The occupancy recorded so far, if asked for.
+    pub fn take_timeline(&mut self) -> Option<timeline::Timeline> {
+        self.timeline.take()
+    }
+
+    fn sample_timeline(&mut self) {
+        let Some(mut t) = self.timeline.take() else {
+            return;
+        };
+        if t.recording(self.now) {
+            t.sample(self.now, self.residency.spans(), |slot| {
+                self.slot(slot).req.job
+            });
+        }
+        self.timeline = Some(t);
     }
 
     /// Keep a log of every run of blocks (for checks; costs memory).
@@ -524,6 +549,7 @@ impl Engine for SimEngine {
             if self.rates_dirty {
                 self.update_rates()?;
                 self.rates_dirty = false;
+                self.sample_timeline();
             }
             if !completed && !self.cohorts.iter().any(|c| c.remaining <= DONE_EPS) {
                 return Ok(());
