@@ -29,7 +29,10 @@ if ! cmp -s "$req" "$venv/requirements.txt" 2>/dev/null; then
     cp "$req" "$venv/requirements.txt"
 fi
 
-export TALLY="${TALLY:-$PWD/target/release/tally}"
+# Where cargo put the binary: CARGO_TARGET_DIR when set (relative to here).
+target_dir=${CARGO_TARGET_DIR:-target}
+case $target_dir in /*) ;; *) target_dir="$PWD/$target_dir" ;; esac
+export TALLY="${TALLY:-$target_dir/release/tally}"
 if [ ! -x "$TALLY" ]; then
     echo "\`$TALLY\` is missing: build it with cargo build --release -p tally-cli" >&2
     exit 2
