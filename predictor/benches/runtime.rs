@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tally_gpu::GpuSpec;
 use tally_predictor::samples::ProfileTable;
 use tally_predictor::train::{train, TrainRequest};
-use tally_predictor::{CounterSubset, Method, RuntimePredictor, SideProfile, TrainConfig};
+use tally_predictor::{Method, RuntimePredictor, SideProfile};
 use tally_profiler::campaign;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
@@ -16,13 +16,7 @@ fn bench(c: &mut Criterion) {
     let gpu = GpuSpec::preset("h100-sxm").expect("preset");
     let model = zoo::resolve_model("mobilenetv2", &ParamsOverride::default()).expect("model");
     let dataset = campaign::simulated_dataset(&model, &gpu, 0, 0.01).expect("campaign");
-    let request = TrainRequest {
-        methods: Method::LEARNED.to_vec(),
-        config: TrainConfig::default(),
-        tool_version: "bench".to_string(),
-        trained_at: String::new(),
-        counters: CounterSubset::all(),
-    };
+    let request = TrainRequest::default_learned("bench");
     let file = train(std::slice::from_ref(&dataset), &request).expect("train");
     let table = ProfileTable::new(&dataset);
     // Every op on a 64-SM half: the pairs cycle through them.

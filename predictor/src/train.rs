@@ -29,6 +29,20 @@ pub struct TrainRequest {
     pub counters: CounterSubset,
 }
 
+impl TrainRequest {
+    /// Every learned method with the default settings on every counter,
+    /// undated: what benches and tests train with.
+    pub fn default_learned(tool_version: &str) -> TrainRequest {
+        TrainRequest {
+            methods: Method::LEARNED.to_vec(),
+            config: TrainConfig::default(),
+            tool_version: tool_version.to_string(),
+            trained_at: String::new(),
+            counters: CounterSubset::all(),
+        }
+    }
+}
+
 /// Fit a model file on `datasets` (all profiled on one GPU).
 pub fn train(datasets: &[Dataset], req: &TrainRequest) -> Result<PredictorFile> {
     let samples = Samples::from_datasets_with(datasets, &req.counters)?;

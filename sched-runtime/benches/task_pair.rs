@@ -12,7 +12,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use tally_gpu::sim::SimBackend;
 use tally_gpu::GpuSpec;
 use tally_predictor::train::{train, TrainRequest};
-use tally_predictor::{CounterSubset, Method, RuntimePredictor, TrainConfig};
+use tally_predictor::RuntimePredictor;
 use tally_profiler::campaign;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
@@ -33,13 +33,7 @@ fn bench(c: &mut Criterion) {
     let gpu = GpuSpec::preset("a100-40gb").expect("preset");
     let model = zoo::resolve_model("mobilenetv2", &ParamsOverride::default()).expect("model");
     let dataset = campaign::simulated_dataset(&model, &gpu, 0, 0.01).expect("campaign");
-    let request = TrainRequest {
-        methods: Method::LEARNED.to_vec(),
-        config: TrainConfig::default(),
-        tool_version: "bench".to_string(),
-        trained_at: String::new(),
-        counters: CounterSubset::all(),
-    };
+    let request = TrainRequest::default_learned("bench");
     let file = train(std::slice::from_ref(&dataset), &request).expect("train");
     let counters = file.counter_subset();
     let pairs = Arc::new(PredictorPairs(
