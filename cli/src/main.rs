@@ -24,6 +24,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => commands::compare::run(a),
         Command::Train(a) => commands::train::run(a),
         Command::Eval(a) => commands::eval::run(a),
+        // `--task`: the task-level prediction; otherwise operator pairs.
+        Command::Predict(a) if !a.task.is_empty() => commands::predict_tasks::run(a),
         Command::Predict(a) => commands::predict::run(a),
         Command::Run(a) => commands::run::run(a),
         Command::SideBySide(a) => commands::side_by_side::run(a),

@@ -5,14 +5,40 @@
 //! percentage error of the co-located latency: its mean (MAPE) and 90th
 //! percentile.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tally_gpu::rng::SplitMix64;
 
 use crate::adapt::{FeatureScale, ResidualCorrection};
 use crate::error::{PredictorError, Result};
-use crate::eval_output::Prediction;
 use crate::methods::{FittedMethods, Method, TrainConfig};
 use crate::samples::Samples;
+
+/// One test sample's prediction by one method on one split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    pub method: String,
+    /// `random` or `loo`.
+    pub split: String,
+    /// The held-out model family (`loo`), or `all` (`random`).
+    pub held_out: String,
+    /// The sample's model family.
+    pub model: String,
+    /// Pair row identity: both sides of a measured pair share it.
+    pub pair: usize,
+    /// Intensity-rule labels of the kernel and of its co-runner.
+    pub memory_bound: bool,
+    pub co_memory_bound: bool,
+    pub solo_us: f64,
+    pub measured_us: f64,
+    pub predicted_us: f64,
+}
+
+impl Prediction {
+    /// Absolute percentage error of the predicted co-located latency.
+    pub fn ape_pct(&self) -> f64 {
+        100.0 * (self.predicted_us - self.measured_us).abs() / self.measured_us
+    }
+}
 
 /// Share of pair rows in the random split's test set.
 pub const TEST_SHARE: f64 = 0.2;

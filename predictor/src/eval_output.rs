@@ -10,37 +10,11 @@ use tally_datasets::{write_atomic, DatasetError};
 
 use crate::error::{PredictorError, Result};
 use crate::eval::EvalRow;
+pub use crate::eval::Prediction;
 
 pub const PREDICTIONS_CSV: &str = "predictions.csv";
 pub const METRICS_CSV: &str = "metrics.csv";
 pub const EVAL_JSON: &str = "eval.json";
-
-/// One test sample's prediction by one method on one split.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Prediction {
-    pub method: String,
-    /// `random` or `loo`.
-    pub split: String,
-    /// The held-out model family (`loo`), or `all` (`random`).
-    pub held_out: String,
-    /// The sample's model family.
-    pub model: String,
-    /// Pair row identity: both sides of a measured pair share it.
-    pub pair: usize,
-    /// Intensity-rule labels of the kernel and of its co-runner.
-    pub memory_bound: bool,
-    pub co_memory_bound: bool,
-    pub solo_us: f64,
-    pub measured_us: f64,
-    pub predicted_us: f64,
-}
-
-impl Prediction {
-    /// Absolute percentage error of the predicted co-located latency.
-    pub fn ape_pct(&self) -> f64 {
-        100.0 * (self.predicted_us - self.measured_us).abs() / self.measured_us
-    }
-}
 
 /// What `eval.json` records: enough to title a figure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

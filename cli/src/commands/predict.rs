@@ -1,7 +1,8 @@
 //! `tally predict`: co-located latencies of operator pairs at every SM
 //! split (or the ones given), the best split under the slowdown bound, and
-//! with `--explain` the linear model's per-resource terms. With `--task`,
-//! the task-level prediction (`predict_tasks.rs`).
+//! with `--explain` the linear model's per-resource terms. (`--task` goes
+//! to `predict_tasks.rs`, which shares this file's split parsing and
+//! run-time predictor.)
 
 use anyhow::{anyhow, bail, Result};
 use tally_predictor::features::Resource;
@@ -56,9 +57,6 @@ pub fn runtime_predictor(args: &PredictArgs, file: &PredictorFile) -> Result<Run
 }
 
 pub fn run(args: &PredictArgs) -> Result<()> {
-    if !args.task.is_empty() {
-        return crate::commands::predict_tasks::run(args);
-    }
     if !(args.max_slowdown.is_finite() && args.max_slowdown >= 1.0) {
         bail!(
             "--max-slowdown must be a number >= 1, got {}",
