@@ -19,7 +19,7 @@
 //! and optionally `repeat` (consecutive instances, default 1) and
 //! `backward` (the gradient computation, default false). Shape fields are
 //! integers; dimensions must be > 0 (`pad`, `inputs`, `flops_per_element`
-//! may be 0). `dtype` is `"f16"` (default), `"bf16"` or `"f32"`.
+//! may be 0). `dtype` is `"f16"` (default), `"bf16"`, `"f32"` or `"tf32"` (FP32 tensors, products on the tensor cores in TF32).
 //!
 //! | `op`          | fields                                                               |
 //! |---------------|----------------------------------------------------------------------|

@@ -66,6 +66,17 @@ impl AttnShape {
             tiles * self.kv
         }
     }
+    /// The matrix products' `flops`: on the tensor cores for 16-bit types
+    /// (flash attention), as FFMA for FP32, which PyTorch runs in its
+    /// memory-efficient kernel on the SIMT pipe (no FP32 flash kernel).
+    fn products(&self, work: &mut Work, flops: f64) {
+        if self.dtype.uses_tensor_cores() {
+            work.tensor_flops = flops * self.dtype.tensor_flop_cost();
+        } else {
+            work.ffma += flops / 2.0;
+        }
+    }
+
     fn softmax_work(&self, scale: f64) -> Work {
         // Scale, exp2 argument and running sum per visible score.
         let s = self.bh() * self.scores() * scale;
@@ -90,7 +101,7 @@ pub(crate) fn lower_attention(name: &str, a: AttnShape) -> Vec<KernelSpec> {
     let kv_reads = a.bh() * a.kv_rows_read() * a.d * e * 2.0;
     let lse = a.bh() * a.q * 4.0;
     let mut work = a.softmax_work(1.0);
-    work.tensor_flops = 4.0 * a.bh() * a.scores() * a.d;
+    a.products(&mut work, 4.0 * a.bh() * a.scores() * a.d);
     work.other_warp_insts = a.bh() * ceil_div(a.kv_rows_read(), KV_TILE) * warps * 16.0;
     let traffic = a.q_bytes() + kv_reads + a.q_bytes() + lse;
     let pairs = a.batch * a.kv_heads;
@@ -124,7 +135,7 @@ fn decode(name: &str, a: AttnShape) -> Vec<KernelSpec> {
     let e = a.e();
     let splits = ceil_div(a.kv, DECODE_SPLIT);
     let mut work = a.softmax_work(1.0);
-    work.tensor_flops = 4.0 * a.bh() * a.scores() * a.d;
+    a.products(&mut work, 4.0 * a.bh() * a.scores() * a.d);
     work.other_warp_insts = splits * a.batch * a.kv_heads * (DECODE_SPLIT / KV_TILE) * 4.0 * 16.0;
     let partial_rows = a.bh() * splits;
     let write = if splits > 1.0 {
@@ -194,7 +205,7 @@ pub(crate) fn lower_attention_backward(name: &str, a: AttnShape) -> Vec<KernelSp
     let dkv_write = 2.0 * expanded_kv;
     let traffic = 2.0 * expanded_kv + q_side + dkv_write;
     let mut work = a.softmax_work(2.0);
-    work.tensor_flops = 2.5 * 4.0 * a.bh() * a.scores() * a.d;
+    a.products(&mut work, 2.5 * 4.0 * a.bh() * a.scores() * a.d);
     work.other_warp_insts = a.bh() * kv_tiles * ceil_div(a.q * visible, KV_TILE) * 8.0 * 24.0;
     let per_head = a.q * a.d * (2.0 * e + 4.0);
     out.push(kernel(

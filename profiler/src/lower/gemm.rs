@@ -78,10 +78,17 @@ pub(crate) struct Plan {
 pub(crate) fn plan(s: &GemmShape) -> Plan {
     let count = |t: &Tile| ceil_div(s.m, t.bm) * ceil_div(s.n, t.bn) * s.batch;
     let tile = if s.dtype.uses_tensor_cores() {
-        *TENSOR_TILES
+        let t = *TENSOR_TILES
             .iter()
             .find(|t| count(t) >= MIN_TILES)
-            .unwrap_or(&TENSOR_TILES[TENSOR_TILES.len() - 1])
+            .unwrap_or(&TENSOR_TILES[TENSOR_TILES.len() - 1]);
+        // 4-byte operands halve the K depth of a stage, so a stage holds
+        // the bytes of the 16-bit tile (CUTLASS's TF32 tiles, e.g.
+        // 256x128x16, against 256x128x32 for FP16).
+        Tile {
+            bk: t.bk * 2.0 / s.dtype.size(),
+            ..t
+        }
     } else {
         FFMA_TILE
     };
@@ -125,7 +132,7 @@ pub(crate) fn tiled(name: &str, kind: KernelKind, s: GemmShape, label: &str) -> 
     let mnk = s.m * s.n * s.k * s.batch;
     let work = if s.dtype.uses_tensor_cores() {
         Work {
-            tensor_flops: 2.0 * mnk,
+            tensor_flops: 2.0 * mnk * s.dtype.tensor_flop_cost(),
             other_warp_insts: other,
             ..Work::default()
         }
@@ -226,7 +233,7 @@ fn gemv(name: &str, s: GemmShape) -> Vec<KernelSpec> {
     };
     match (s.dtype.uses_tensor_cores(), skinny <= 1.0) {
         (true, true) => work.hfma = weights,
-        (true, false) => work.tensor_flops = 2.0 * skinny * weights,
+        (true, false) => work.tensor_flops = 2.0 * skinny * weights * s.dtype.tensor_flop_cost(),
         (false, _) => work.ffma = skinny * weights,
     }
     let outputs = skinny * long * s.batch;

@@ -138,6 +138,21 @@ impl OpKind {
         }
     }
 
+    /// The element type of the operator's tensors, where it has one.
+    pub fn dtype_mut(&mut self) -> Option<&mut Dtype> {
+        match self {
+            OpKind::Gemm { dtype, .. }
+            | OpKind::Conv2d { dtype, .. }
+            | OpKind::Elementwise { dtype, .. }
+            | OpKind::Reduction { dtype, .. }
+            | OpKind::Softmax { dtype, .. }
+            | OpKind::LayerNorm { dtype, .. }
+            | OpKind::Attention { dtype, .. }
+            | OpKind::Embedding { dtype, .. } => Some(dtype),
+            OpKind::Optimizer { .. } | OpKind::Copy { .. } => None,
+        }
+    }
+
     /// Trainable parameters the operator owns. A batched GEMM multiplies two
     /// activations (no weight); an unbatched one is a linear layer whose
     /// weight is `B`. Norm scale/shift are counted; BN expressed as an

@@ -28,7 +28,7 @@ mod whisper;
 
 pub use name::ModelArg;
 
-use crate::model::{Model, ModelError, ModelParams, Operator, ParamsOverride, Phase};
+use crate::model::{Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride, Phase};
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
 pub const NAMES: [&str; 18] = [
@@ -230,8 +230,9 @@ fn resolve_params(model: &str, d: Defaults, o: &ParamsOverride) -> Result<ModelP
     })
 }
 
-/// Build a zoo model by name: `NAME`, `NAME:infer` or `NAME:train`, each
-/// optionally followed by `@BATCH`.
+/// Build a zoo model by name: `NAME`, `NAME:infer` or `NAME:train`, the
+/// variant optionally with `-fp32` (`NAME:train-fp32`: no mixed precision),
+/// each optionally followed by `@BATCH`.
 pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     let parsed = ModelArg::parse(arg)?;
     let params = parsed.overrides(arg, params)?;
@@ -244,6 +245,14 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
         .iter()
         .find(|f| f.name == base)
         .ok_or_else(|| unknown(name))?;
+    // `-fp32`: the model as PyTorch runs it without autocast (FP32 tensors,
+    // convolutions in TF32; `Dtype::in_fp32_model`), as the Tally
+    // artifact's training jobs do (`amp: False`).
+    let (variant, fp32) = match variant.map(|v| v.strip_suffix("-fp32").ok_or(v)) {
+        Some(Ok(v)) => (Some(v), true),
+        Some(Err(v)) => (Some(v), false),
+        None => (None, false),
+    };
     let phase = match variant {
         None | Some("infer") => Phase::Inference,
         Some("train") => Phase::Training,
@@ -258,12 +267,27 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
         }
         _ => family.name.to_string(),
     };
+    if fp32 {
+        if phase == Phase::Inference {
+            canonical.push_str(":infer");
+        }
+        canonical.push_str("-fp32");
+    }
     if let Some(b) = parsed.batch {
         canonical.push_str(&format!("@{b}"));
     }
     let params = resolve_params(&canonical, family.defaults, &params)?;
+    let mut operators = (family.build)(phase, &params);
+    if fp32 {
+        for op in &mut operators {
+            let convolution = matches!(op.op, OpKind::Conv2d { .. });
+            if let Some(d) = op.op.dtype_mut() {
+                *d = d.in_fp32_model(convolution);
+            }
+        }
+    }
     Ok(Model {
-        operators: (family.build)(phase, &params),
+        operators,
         name: canonical,
         phase,
         params,
@@ -302,7 +326,7 @@ pub fn resolve_model(name_or_path: &str, params: &ParamsOverride) -> Result<Mode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::OpKind;
+    use crate::model::Dtype;
     use tally_gpu::KernelKind;
 
     fn default(name: &str) -> Model {
@@ -343,6 +367,47 @@ mod tests {
             .count();
         assert_eq!(convs, 53);
         assert!(within(m.param_count() as f64, 25.5e6, 0.02));
+    }
+
+    #[test]
+    fn fp32_variant_runs_matmuls_on_ffma_and_convolutions_in_tf32() {
+        let amp = default("resnet50:train@8");
+        let fp32 = default("resnet50:train-fp32@8");
+        assert_eq!(fp32.name, "resnet50:train-fp32@8");
+        assert_eq!(amp.operators.len(), fp32.operators.len());
+        for o in &fp32.operators {
+            let mut op = o.op.clone();
+            let conv = matches!(op, OpKind::Conv2d { .. });
+            if let Some(d) = op.dtype_mut() {
+                let want = if conv { Dtype::Tf32 } else { Dtype::F32 };
+                assert_eq!(*d, want, "{}", o.name);
+            }
+        }
+        // TF32 products cost twice the FP16 tensor work, FP32 bytes twice
+        // the traffic of the implicit-GEMM operands.
+        let conv_tensor = |m: &Model| {
+            total(m, |k| {
+                if k.kind == KernelKind::Conv {
+                    k.work.tensor_flops
+                } else {
+                    0.0
+                }
+            })
+        };
+        let ratio = conv_tensor(&fp32) / conv_tensor(&amp);
+        assert!(within(ratio, 2.0, 0.05), "{ratio}");
+        // A transformer's linear layers leave the tensor cores.
+        let bert = default("bert-base:train-fp32@8");
+        assert_eq!(total(&bert, |k| k.work.tensor_flops), 0.0);
+        let amp_flops = total(&default("bert-base:train@8"), |k| k.work.tensor_flops);
+        let ffma = total(&bert, |k| k.work.ffma);
+        assert!(ffma * 2.0 >= 0.95 * amp_flops, "{ffma:e} vs {amp_flops:e}");
+        // Inference keeps its variant in the canonical name.
+        assert_eq!(default("bert-base:infer-fp32").name, "bert-base:infer-fp32");
+        assert!(matches!(
+            build("bert-base:train-fp16", &ParamsOverride::default()),
+            Err(ModelError::NoVariant { .. })
+        ));
     }
 
     #[test]
