@@ -1,7 +1,9 @@
 //! Each sharing mechanism's defining behaviour on small cases: the block
 //! scheduler's serve order with and without priority, a preemptive kernel's
-//! retreat, a time-sliced context that yields when it has nothing to run,
-//! and TGS's gate on the HP job's launch rate.
+//! retreat, a time-slice switch's compute preemption (blocks saved
+//! mid-block and restored with their progress), a time-sliced context that
+//! yields when it has nothing to run, and TGS's gate on the HP job's launch
+//! rate.
 
 mod common;
 
@@ -152,6 +154,79 @@ fn a_preemptive_kernel_retreats_within_one_blocks_duration() {
     assert!(
         waited <= per_block_us * 1.05 + 1.0,
         "retreat took {waited} us, one block {per_block_us} us"
+    );
+}
+
+#[test]
+fn a_saved_context_leaves_the_sms_mid_block_and_resumes_with_its_progress() {
+    // One wave of long blocks: alone it takes T. Saved at 0.4 T, the SMs
+    // are free at once (not after its blocks finish) and a second kernel
+    // runs alone there; restored, the first finishes 0.6 T later.
+    let gpu = gpu();
+    let spec = compute_kernel("long", 108);
+    let alone = {
+        let mut e = SimEngine::new(&gpu);
+        let k = e.add_kernel(&spec).unwrap();
+        e.submit(request(&e, 1, k, 0)).unwrap();
+        drain(&mut e)[0].time_us
+    };
+    let mut engine = SimEngine::new(&gpu);
+    let k = engine.add_kernel(&spec).unwrap();
+    let other = engine.add_kernel(&compute_kernel("other", 108)).unwrap();
+    let be = engine.submit(request(&engine, 1, k, 0)).unwrap();
+    let mut out = Vec::new();
+    engine.settle(&mut out).unwrap();
+    engine.advance_to(0.4 * alone, &mut out).unwrap();
+    engine.set_context_saved(be, true);
+    engine.settle(&mut out).unwrap();
+    assert_eq!(engine.idle_sms(), 108, "saved blocks left the SMs");
+    assert_eq!(engine.resident_blocks(be), 0);
+    engine.submit(request(&engine, 0, other, 0)).unwrap();
+    let mut done = Vec::new();
+    engine.settle(&mut done).unwrap();
+    while done.is_empty() {
+        let t = engine.next_event_time().expect("the other kernel runs");
+        engine.advance_to(t, &mut done).unwrap();
+    }
+    assert_eq!(done[0].job, 0, "only the other kernel ran while saved");
+    let restored_at = engine.now();
+    assert!(
+        (restored_at - 1.4 * alone).abs() < 0.01 * alone,
+        "{restored_at}"
+    );
+    engine.set_context_saved(be, false);
+    let rest = drain(&mut engine);
+    assert_eq!(rest.len(), 1);
+    assert_eq!(rest[0].blocks_done, 108, "no block lost or rerun");
+    let left = rest[0].time_us - restored_at;
+    assert!(
+        (left - 0.6 * alone).abs() < 0.01 * alone,
+        "{left} of {alone}"
+    );
+}
+
+#[test]
+fn under_time_slicing_hp_latency_does_not_depend_on_be_block_length() {
+    // Compute preemption: a switch stops BE's blocks mid-block, so HP
+    // requests see the same slices beside a BE of short blocks as beside
+    // one whose every block runs for milliseconds (a full wave: no room
+    // left on the SMs for HP blocks beside them).
+    let arrivals = Arrivals::Times((0..40).map(|i| 1_000.0 + 7_300.0 * f64::from(i)).collect());
+    let long_blocks = job("long", vec![kernel("long-a", 864, 4.0e6 * 400.0, 4.0e3)]);
+    let mut p99 = Vec::new();
+    for be in [be_job("short"), long_blocks] {
+        let w = Workload {
+            hp: hp_job(),
+            be: vec![be],
+        };
+        let s = summaries_for(&w, 300_000.0, arrivals.clone(), &["time-slicing"]);
+        p99.push(s[0].hp_latency.p99);
+    }
+    assert!(
+        (p99[1] / p99[0] - 1.0).abs() < 0.02,
+        "p99 beside short blocks {} ms, beside long {} ms",
+        p99[0],
+        p99[1]
     );
 }
 

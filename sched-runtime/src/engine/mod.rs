@@ -62,6 +62,11 @@ pub trait Engine: std::fmt::Debug {
     /// Stop (or resume) dispatching a launch's blocks; running blocks go on.
     fn set_suspended(&mut self, id: LaunchId, suspended: bool);
 
+    /// Save (or restore) a launch's context as a time-slice switch does:
+    /// saving stops its dispatch and takes its running blocks off the SMs
+    /// mid-block, progress kept; restoring puts them back and resumes.
+    fn set_context_saved(&mut self, id: LaunchId, saved: bool);
+
     /// Time of the next event the engine knows of (a launch completing or
     /// becoming ready), if any.
     fn next_event_time(&self) -> Option<f64>;

@@ -144,6 +144,14 @@ impl Ctx<'_> {
             self.engine.set_suspended(f.launch, suspended);
         }
     }
+
+    /// Save (or restore) job `j`'s context: its launch in flight leaves the
+    /// SMs mid-block (or returns), as a time-slice switch does.
+    pub fn set_context_saved(&mut self, j: usize, saved: bool) {
+        if let Some(f) = self.jobs[j].in_flight {
+            self.engine.set_context_saved(f.launch, saved);
+        }
+    }
 }
 
 /// A scheduling policy.

@@ -1,12 +1,15 @@
 //! Time-slicing (CUDA's default without MPS): contexts take turns on the
 //! whole GPU for a time slice each; a context with nothing to run gives up
-//! its turn. A switch stops the outgoing context's kernels from dispatching
-//! further blocks (its running blocks finish: the engine is block-level,
-//! where the hardware saves state mid-block) and costs a context switch.
+//! its turn. A switch preempts the outgoing context mid-block, as Pascal and
+//! later GPUs do (compute preemption: its running blocks leave the SMs with
+//! their state saved and return where they were at its next slice; the
+//! engine's `set_context_saved`), and costs the save and restore of that
+//! state (`switch_us`).
 
 use super::common::{hp_busy, launch_original};
 use super::{Ctx, Policy};
 use crate::error::RunError;
+use tally_gpu::GpuSpec;
 
 /// Length of a time slice, microseconds. Source: the published A100 table
 /// (`data/tally-bench-a100/`): under time-slicing the HP BERT's p99 is
@@ -16,10 +19,21 @@ use crate::error::RunError;
 /// which a 2 ms slice gives and 1 ms (6.1 ms) or 4 ms (12.1 ms, with one
 /// HP slice) bracket.
 pub const TIME_SLICE_US: f64 = 2000.0;
-/// Cost of a context switch, microseconds. Not from a measurement: an
-/// assumed state save and restore; at 2 ms slices it moves a request's
-/// latency by about 1 %, so the table does not depend on it.
-pub const SWITCH_US: f64 = 25.0;
+/// Cost of a context switch on `gpu`, microseconds: every SM's register
+/// file and shared memory (the state of the blocks compute preemption
+/// stops) written to device memory and the incoming context's read back, at
+/// the DRAM bandwidth. On a100-40gb: 108 x (256 + 164) KiB twice at 1555
+/// GB/s, 60 us; an upper bound (full occupancy). At 2 ms slices it moves a
+/// request's latency by about 3 %.
+pub fn switch_us(gpu: &GpuSpec) -> f64 {
+    let per_sm = f64::from(gpu.registers_per_sm) * 4.0 + f64::from(gpu.shared_mem_per_sm);
+    let bytes = 2.0 * per_sm * f64::from(gpu.sm_count);
+    if gpu.dram_gbps > 0.0 {
+        bytes / (gpu.dram_gbps * 1e3)
+    } else {
+        0.0
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct TimeSlicing {
@@ -40,10 +54,10 @@ impl TimeSlicing {
     }
 
     fn switch_to(&mut self, ctx: &mut Ctx<'_>, next: usize) {
-        ctx.set_suspended(self.active, true);
+        ctx.set_context_saved(self.active, true);
         self.active = next;
-        ctx.set_suspended(next, false);
-        self.start_at = ctx.now() + SWITCH_US;
+        ctx.set_context_saved(next, false);
+        self.start_at = ctx.now() + switch_us(ctx.engine.gpu());
         self.slice_end = self.start_at + TIME_SLICE_US;
     }
 }

@@ -6,6 +6,7 @@
 //! `residency.rs` and `sm.rs` track what each SM holds.
 
 pub mod contention;
+mod context_save;
 mod dispatch;
 mod rates;
 mod residency;
@@ -71,6 +72,9 @@ struct Launch {
     worker_cap: Option<u32>,
     retreat: bool,
     suspended: bool,
+    /// Blocks taken off the SMs mid-block by a context save
+    /// (`context_save.rs`), waiting to be restored.
+    saved: u32,
     /// Whether its launch overhead has passed and the dispatcher knows it.
     started: bool,
     /// Progress per microsecond of every cohort of this launch.
@@ -101,6 +105,8 @@ pub struct SimEngine {
     slots: Vec<Option<Launch>>,
     order: Vec<usize>,
     cohorts: Vec<Cohort>,
+    /// Cohorts of saved contexts, off the SMs (`context_save.rs`).
+    saved: Vec<Cohort>,
     now: f64,
     next_id: u64,
     /// Something may let blocks be placed: run the dispatcher.
@@ -131,6 +137,7 @@ impl SimEngine {
             slots: Vec::new(),
             order: Vec::new(),
             cohorts: Vec::new(),
+            saved: Vec::new(),
             now: 0.0,
             next_id: 0,
             dirty: false,
@@ -352,7 +359,7 @@ impl SimEngine {
             let s = self.order[i];
             let l = self.slot(s);
             let drained = l.next == l.end || l.retreat;
-            if l.resident == 0 && drained && l.ready_at <= self.now {
+            if l.resident == 0 && l.saved == 0 && drained && l.ready_at <= self.now {
                 out.push(Completion {
                     launch: l.id,
                     job: l.req.job,
@@ -464,6 +471,7 @@ impl Engine for SimEngine {
             worker_cap,
             retreat: false,
             suspended: false,
+            saved: 0,
             started: false,
             rate: 0.0,
         };
@@ -504,6 +512,16 @@ impl Engine for SimEngine {
         if let Some(s) = self.find(id) {
             self.slot_mut(s).suspended = suspended;
             self.dirty = true;
+        }
+    }
+
+    fn set_context_saved(&mut self, id: LaunchId, saved: bool) {
+        if let Some(s) = self.find(id) {
+            if saved {
+                self.save_context(s);
+            } else {
+                self.restore_context(s);
+            }
         }
     }
 
