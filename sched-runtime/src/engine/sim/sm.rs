@@ -3,6 +3,13 @@
 //! uses `1 / b` of the SM, so mixed residency honours each kernel's own
 //! occupancy limit (its binding resource) in proportion.
 
+use smallvec::SmallVec;
+
+/// Launches one SM's residency holds without a heap allocation (more
+/// spill to the heap): an HP kernel, a BE kernel and the tails of the
+/// kernels before them.
+const INLINE_RESIDENTS: usize = 4;
+
 /// Tolerance on the capacity sum (the `1 / b` shares are not exact).
 const CAPACITY_EPS: f64 = 1e-9;
 
@@ -21,7 +28,7 @@ pub(crate) struct Sm {
     /// in slot order, so two SMs holding the same blocks compare equal.
     pub used: f64,
     /// Every launch resident here, by slot.
-    pub resident: Vec<Resident>,
+    pub resident: SmallVec<[Resident; INLINE_RESIDENTS]>,
 }
 
 impl Sm {
