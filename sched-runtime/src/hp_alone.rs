@@ -41,10 +41,15 @@ pub fn hp_alone_outcome(
 ) -> RunOutcome {
     let mut requests = Vec::new();
     let mut free_at = 0.0f64;
+    // Share of the request in service at the end that is done.
+    let mut in_service = 0.0;
     let mut push = |arrival_us: f64, free_at: &mut f64| -> bool {
         let start_us = arrival_us.max(*free_at);
         let end_us = start_us + request_alone_us;
         if end_us > duration_us || request_alone_us <= 0.0 {
+            if request_alone_us > 0.0 && start_us < duration_us {
+                in_service = (duration_us - start_us) / request_alone_us;
+            }
             return false;
         }
         requests.push(Request {
@@ -71,6 +76,7 @@ pub fn hp_alone_outcome(
     };
     RunOutcome {
         policy: "alone".to_string(),
+        requests_served: requests.len() as f64 + in_service,
         requests,
         arrived,
         be_work_us: Vec::new(),

@@ -63,7 +63,8 @@ pub struct Summary {
 }
 
 /// Summarise `outcome` against `alone` (the HP job by itself on the same
-/// arrivals). HP throughput: requests served relative to alone; BE: the
+/// arrivals). HP throughput: requests served relative to alone (the one in
+/// service at the end counted by its progress); BE: the
 /// standalone-equivalent work done per unit of time.
 pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutcome) -> Summary {
     let lat = |o: &RunOutcome| -> Vec<f64> { o.requests.iter().map(|r| r.latency_us()).collect() };
@@ -73,10 +74,10 @@ pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutco
         |o: &RunOutcome| -> Vec<f64> { o.requests.iter().map(|r| r.service_us()).collect() };
     let hp_service_latency = LatencyStats::of_us(&service(outcome));
     let hp_alone_service_latency = LatencyStats::of_us(&service(alone));
-    let hp_throughput = if alone.requests.is_empty() {
-        0.0
+    let hp_throughput = if alone.requests_served > 0.0 {
+        outcome.requests_served / alone.requests_served
     } else {
-        outcome.requests.len() as f64 / alone.requests.len() as f64
+        0.0
     };
     let be_throughput: Vec<f64> = outcome
         .be_work_us

@@ -32,6 +32,11 @@ pub struct RunOutcome {
     pub requests: Vec<Request>,
     /// Requests that arrived within the duration.
     pub arrived: usize,
+    /// Requests served within the duration: those completed, plus the one
+    /// in service at the end by the share of its standalone work done (so
+    /// a run of few long requests, Llama-2 generations, does not lose a
+    /// whole request to where the window happens to end).
+    pub requests_served: f64,
     /// Per BE job: standalone-equivalent microseconds of work done.
     pub be_work_us: Vec<f64>,
     pub be_iterations: Vec<u64>,

@@ -75,6 +75,9 @@ pub fn run_on(
     let mut current_start = (0.0, 0.0);
     let n_be = jobs.len() - 1;
     let mut be_work = vec![0.0; n_be];
+    // Standalone work of one HP request, and of the one in service done.
+    let hp_request_us: f64 = jobs[0].alone_us.iter().sum();
+    let mut hp_in_service_us = 0.0;
     let mut be_iters = vec![0u64; n_be];
     let mut hp_idle_since = Some(0.0);
     let mut completions = Vec::new();
@@ -127,9 +130,11 @@ pub fn run_on(
             let job = &mut jobs[j];
             job.in_flight = None;
             job.progress += c.blocks_done;
+            let work = job.alone_us[job.cursor] * c.blocks_done as f64 / kernel_blocks as f64;
             if j > 0 {
-                be_work[j - 1] +=
-                    job.alone_us[job.cursor] * c.blocks_done as f64 / kernel_blocks as f64;
+                be_work[j - 1] += work;
+            } else {
+                hp_in_service_us += work;
             }
             if job.progress >= kernel_blocks {
                 if j == 0 {
@@ -148,6 +153,7 @@ pub fn run_on(
                         };
                         policy.request_completed(&request);
                         requests.push(request);
+                        hp_in_service_us = 0.0;
                         hp_idle_since = Some(c.time_us);
                         if closed_loop {
                             queue.push_back(c.time_us);
@@ -164,8 +170,14 @@ pub fn run_on(
     } else {
         arrivals.iter().filter(|&&a| a < end).count()
     };
+    let in_service = if hp_request_us > 0.0 {
+        (hp_in_service_us / hp_request_us).min(1.0)
+    } else {
+        0.0
+    };
     Ok(RunOutcome {
         policy: policy.name().to_string(),
+        requests_served: requests.len() as f64 + in_service,
         requests,
         arrived,
         be_work_us: be_work,
