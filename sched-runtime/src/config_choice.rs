@@ -1,6 +1,7 @@
 //! Tally's choice of a kernel configuration by turnaround latency: time
 //! the preemptive-PTB and sliced candidates alone on the engine, take the
-//! fastest that preempts within the limit.
+//! fastest that preempts within the limit, else Tally's fallbacks (the
+//! original, PTB on fewer SMs, finer slices).
 
 use tally_gpu::Partition;
 
@@ -24,7 +25,7 @@ pub struct Candidate {
 /// (PTB: latency / waves / 2; sliced: latency / slices); take the fastest
 /// candidate under `limit_us` whose speed is at least a threshold of the
 /// original's, lowering the threshold from 1.0 to 0.1 in 0.1 steps. With
-/// none under the limit, the one that preempts fastest.
+/// none under the limit, Tally's fallbacks ([`fall_back`]).
 /// The timings come from the engine the run is on ([`Engine::alone_us`]).
 pub fn choose_config(
     engine: &dyn Engine,
@@ -70,10 +71,83 @@ pub fn choose_config(
             return Ok((*best, candidates.clone()));
         }
     }
-    let fastest_out = candidates
-        .iter()
-        .min_by(|a, b| a.preemption_us.total_cmp(&b.preemption_us))
-        .copied()
-        .expect("at least one candidate");
-    Ok((fastest_out, candidates))
+    let fallback = fall_back(engine, kernel, limit_us, original, &candidates)?;
+    Ok((fallback, candidates))
+}
+
+/// Lowest speed, against the original, of a configuration Tally accepts.
+const MIN_NORM_SPEED: f64 = 0.1;
+/// Overhead Tally provisions for slicing when it falls back to it.
+const SLICING_OVERHEAD: f64 = 1.3;
+
+/// Tally's fallbacks when no candidate preempts within the limit (tally
+/// `src/tally/scheduler/priority.cpp`): the original kernel if it is itself
+/// shorter than the limit; else, when PTB runs at least `MIN_NORM_SPEED` of
+/// the original and no slower than slicing, preemptive PTB with fewer
+/// workers than SMs, `limit / (PTB's preemption latency) x min(SMs,
+/// blocks)` of them, at least one (an HP arrival then waits for the blocks
+/// of those few SMs only); else slicing into `1.3 x latency / limit`
+/// slices; else the original.
+fn fall_back(
+    engine: &dyn Engine,
+    kernel: KernelId,
+    limit_us: f64,
+    original: f64,
+    candidates: &[Candidate],
+) -> Result<Candidate, EngineError> {
+    let gpu = engine.gpu();
+    let sms = Partition::whole(gpu);
+    let blocks = engine.kernel(kernel).blocks();
+    let as_original = Candidate {
+        config: KernelConfig::Original,
+        latency_us: original,
+        preemption_us: original,
+    };
+    if original <= limit_us {
+        return Ok(as_original);
+    }
+    let best_speed = |ptb: bool| {
+        candidates
+            .iter()
+            .filter(|c| matches!(c.config, KernelConfig::PreemptivePtb { .. }) == ptb)
+            .map(|c| original / c.latency_us)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let (ptb_speed, sliced_speed) = (best_speed(true), best_speed(false));
+    if ptb_speed.max(sliced_speed) < MIN_NORM_SPEED {
+        return Ok(as_original);
+    }
+    let config = if ptb_speed >= sliced_speed {
+        let one_per_sm = candidates
+            .iter()
+            .find(|c| c.config == KernelConfig::PreemptivePtb { workers_per_sm: 1 })
+            .expect("PTB with one worker per SM is always a candidate");
+        let spread = blocks.min(u64::from(gpu.sm_count)) as f64;
+        let workers = (limit_us / one_per_sm.preemption_us * spread)
+            .floor()
+            .max(1.0);
+        if workers >= blocks as f64 {
+            return Ok(as_original);
+        }
+        KernelConfig::CappedPtb {
+            workers: workers as u32,
+        }
+    } else {
+        let slices = (original * SLICING_OVERHEAD / limit_us)
+            .ceil()
+            .min(blocks as f64);
+        if slices <= 1.0 {
+            return Ok(as_original);
+        }
+        KernelConfig::Sliced {
+            blocks: blocks.div_ceil(slices as u64),
+        }
+    };
+    let latency_us = engine.alone_us(kernel, config, sms)?;
+    Ok(Candidate {
+        config,
+        latency_us,
+        // Tally counts the fallback as preempting within the limit.
+        preemption_us: limit_us.min(latency_us),
+    })
 }

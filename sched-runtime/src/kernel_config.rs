@@ -18,6 +18,13 @@ pub enum KernelConfig {
     PreemptivePtb {
         workers_per_sm: u32,
     },
+    /// Preemptive PTB with `workers` workers in all, one per SM, fewer than
+    /// the SMs: Tally's choice for a kernel whose every configuration
+    /// preempts slower than its limit (`config_choice.rs`), so that the
+    /// blocks an HP arrival waits for hold only a few SMs.
+    CappedPtb {
+        workers: u32,
+    },
 }
 
 impl KernelConfig {
@@ -31,6 +38,16 @@ impl KernelConfig {
             KernelConfig::PreemptivePtb { workers_per_sm } => {
                 (remaining, Some(workers_per_sm), true)
             }
+            KernelConfig::CappedPtb { .. } => (remaining, Some(1), true),
+        }
+    }
+
+    /// The most workers a launch of this configuration has in all, where
+    /// that is fewer than its workers per SM on every SM.
+    pub fn max_workers(&self) -> Option<u32> {
+        match *self {
+            KernelConfig::CappedPtb { workers } => Some(workers),
+            _ => None,
         }
     }
 
@@ -42,6 +59,7 @@ impl KernelConfig {
             KernelConfig::PreemptivePtb { workers_per_sm } => {
                 format!("preemptive-ptb({workers_per_sm}/SM)")
             }
+            KernelConfig::CappedPtb { workers } => format!("preemptive-ptb({workers} workers)"),
         }
     }
 }

@@ -3,14 +3,17 @@
 //! retreat, a time-slice switch's compute preemption (blocks saved
 //! mid-block and restored with their progress), a time-sliced context that
 //! yields when it has nothing to run, and TGS's gate on the HP job's launch
-//! rate.
+//! rate, and Tally's fallback for kernels whose blocks outlast its
+//! preemption limit.
 
 mod common;
 
 use common::*;
 use tally_gpu::Partition;
+use tally_sched::config_choice::{choose_config, DEFAULT_TURNAROUND_US};
 use tally_sched::engine::sim::SimEngine;
 use tally_sched::engine::{Completion, Engine, LaunchRequest};
+use tally_sched::kernel_config::KernelConfig;
 use tally_sched::workload::{Arrivals, Workload};
 
 fn request(
@@ -25,6 +28,7 @@ fn request(
         first_block: 0,
         blocks: engine.kernel(kernel).blocks(),
         workers_per_sm: None,
+        max_workers: None,
         preemptible: false,
         sms: Partition::whole(engine.gpu()),
         priority,
@@ -136,6 +140,7 @@ fn a_preemptive_kernel_retreats_within_one_blocks_duration() {
     let launch = engine
         .submit(LaunchRequest {
             workers_per_sm: Some(1),
+            max_workers: None,
             preemptible: true,
             ..request(&engine, 1, be, 0)
         })
@@ -297,4 +302,43 @@ fn the_hp_queue_is_not_counted_in_service_latency() {
     let s = &s[0];
     assert!(s.hp_latency.p99 > s.hp_service_latency.p99);
     assert!((s.service_p99_slowdown - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn tally_runs_a_kernel_whose_blocks_outlast_the_limit_on_a_few_sms() {
+    // Every block runs for milliseconds: no PTB or slicing candidate can
+    // preempt within 31.6 us, so Tally launches preemptive PTB with fewer
+    // workers than SMs, limit / (one-worker-per-SM preemption latency) x
+    // SMs of them, and the kernel holds only that many SMs.
+    let mut engine = SimEngine::new(&gpu());
+    let spec = kernel("long", 864, 4.0e6 * 400.0, 4.0e3);
+    let k = engine.add_kernel(&spec).unwrap();
+    let (chosen, candidates) = choose_config(&engine, k, DEFAULT_TURNAROUND_US).unwrap();
+    assert!(candidates
+        .iter()
+        .all(|c| c.preemption_us > DEFAULT_TURNAROUND_US));
+    let one_per_sm = candidates
+        .iter()
+        .find(|c| c.config == KernelConfig::PreemptivePtb { workers_per_sm: 1 })
+        .unwrap();
+    let want = (DEFAULT_TURNAROUND_US / one_per_sm.preemption_us * 108.0)
+        .floor()
+        .max(1.0) as u32;
+    assert_eq!(chosen.config, KernelConfig::CappedPtb { workers: want });
+    let (blocks, workers, preemptible) = chosen.config.next_launch(864);
+    let id = engine
+        .submit(LaunchRequest {
+            blocks,
+            workers_per_sm: workers,
+            max_workers: chosen.config.max_workers(),
+            preemptible,
+            ..request(&engine, 1, k, 0)
+        })
+        .unwrap();
+    let mut out = Vec::new();
+    engine.settle(&mut out).unwrap();
+    let t = engine.next_event_time().unwrap();
+    engine.advance_to(t, &mut out).unwrap();
+    assert_eq!(engine.resident_blocks(id), want);
+    assert_eq!(engine.idle_sms(), 108 - want);
 }

@@ -108,6 +108,7 @@ fn submit(
         first_block: 0,
         blocks: engine.kernel(kernel).blocks(),
         workers_per_sm: None,
+        max_workers: None,
         preemptible: false,
         sms: side.sms,
         priority: 0,

@@ -28,6 +28,7 @@ pub fn time_alone(
             first_block: done,
             blocks: n,
             workers_per_sm: workers,
+            max_workers: config.max_workers(),
             preemptible,
             sms,
             priority: 0,

@@ -24,6 +24,10 @@ pub struct LaunchRequest {
     /// Persistent thread blocks: this many workers per SM of the range
     /// take blocks from the range until it is exhausted or they retreat.
     pub workers_per_sm: Option<u32>,
+    /// Persistent thread blocks: at most this many workers in all (placed
+    /// breadth-first, so on as many SMs), where fewer than
+    /// `workers_per_sm` on every SM of the range are wanted.
+    pub max_workers: Option<u32>,
     /// Whether `Engine::retreat` may stop it (preemptive PTB).
     pub preemptible: bool,
     pub sms: Partition,

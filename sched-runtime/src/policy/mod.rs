@@ -116,6 +116,7 @@ impl Ctx<'_> {
             first_block: job.progress,
             blocks,
             workers_per_sm: workers,
+            max_workers: plan.config.max_workers(),
             preemptible,
             sms: plan.sms,
             priority: plan.priority,

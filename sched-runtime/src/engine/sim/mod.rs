@@ -453,9 +453,10 @@ impl Engine for SimEngine {
                 "only persistent-thread-block launches can retreat".into()
             ));
         }
-        let worker_cap = req
-            .workers_per_sm
-            .map(|w| w.min(info.blocks_per_sm) * req.sms.sm_count);
+        let worker_cap = req.workers_per_sm.map(|w| {
+            let per_range = w.min(info.blocks_per_sm) * req.sms.sm_count;
+            req.max_workers.map_or(per_range, |m| m.clamp(1, per_range))
+        });
         let id = LaunchId(self.next_id);
         self.next_id += 1;
         let ready_at = if req.with_overhead {
