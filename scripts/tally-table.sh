@@ -12,6 +12,9 @@
 # predictor trained on the zoo profiled on a100-40gb
 # (scripts/zoo-predictor.sh makes it when missing; PREDICTOR=FILE or
 # PREDICTOR=oracle overrides it; TALLY=BINARY runs a given tally binary).
+# PRECISION=fp32 runs the BE jobs as the artifact trained them, in FP32
+# (`NAME:train-fp32`: matmuls on FFMA, convolutions in TF32); the default
+# is mixed precision (see the README's run section for both tables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/tally-table}
@@ -23,8 +26,13 @@ if [ "$predictor" != oracle ] && [ ! -f "$predictor" ]; then
   scripts/zoo-predictor.sh "$gpu" "runs/zoo-$gpu" > /dev/null
 fi
 hps=(bert-large:infer@1 llama2-7b:infer)
-bes=(whisper-large-v3:train resnet50:train@128 pointnet:train
-     pegasus-x-base:train gpt2-large:train bert-base:train@32)
+case ${PRECISION:-amp} in
+  amp) train=train ;;
+  fp32) train=train-fp32 ;;
+  *) echo "PRECISION must be amp or fp32" >&2; exit 2 ;;
+esac
+bes=(whisper-large-v3:$train resnet50:$train@128 pointnet:$train
+     pegasus-x-base:$train gpt2-large:$train bert-base:$train@32)
 policies=time-slicing,mps,mps-priority,tgs,tally,tally-predict
 mkdir -p "$out/pairs"
 start=$(date +%s)

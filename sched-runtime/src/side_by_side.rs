@@ -36,7 +36,7 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
         .map(|s| {
             let result = published
                 .iter()
-                .find(|p| p.hp == s.hp && p.be == s.be)
+                .find(|p| same_job(&p.hp, &s.hp) && same_job(&p.be, &s.be))
                 .and_then(|p| p.result(&s.policy));
             SideRow {
                 hp: s.hp.clone(),
@@ -51,6 +51,13 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
             }
         })
         .collect()
+}
+
+/// Whether two job arguments model the same artifact job: equal but for
+/// the `-fp32` precision of their variant (the artifact's training jobs
+/// ran in FP32; the AMP variant is the same job in mixed precision).
+fn same_job(a: &str, b: &str) -> bool {
+    a.replacen("-fp32", "", 1) == b.replacen("-fp32", "", 1)
 }
 
 /// One policy over the pairs.
@@ -248,5 +255,27 @@ mod tests {
         // A policy the artifact did not run has no published figures.
         assert_eq!(e[1].p99_ratio_geomean, None);
         assert_eq!(rows[0].published_p99_slowdown, Some(2.0));
+    }
+
+    #[test]
+    fn an_fp32_job_joins_the_published_pair_of_its_mixed_precision_name() {
+        let published = vec![PublishedPair {
+            hp: "h".into(),
+            be: "x:train@4".into(),
+            results: vec![(
+                "mps".into(),
+                PublishedResult {
+                    p99_slowdown: 2.0,
+                    system_throughput: 1.7,
+                },
+            )],
+        }];
+        let mut fp32 = sim("mps", 2.0, 1.7);
+        fp32.be = "x:train-fp32@4".into();
+        let mut other = sim("mps", 2.0, 1.7);
+        other.be = "y:train-fp32@4".into();
+        let rows = join(&[fp32, other], &published);
+        assert_eq!(rows[0].published_p99_slowdown, Some(2.0));
+        assert_eq!(rows[1].published_p99_slowdown, None);
     }
 }
