@@ -33,6 +33,18 @@ case ${PRECISION:-amp} in
 esac
 bes=(whisper-large-v3:$train resnet50:$train@128 pointnet:$train
      pegasus-x-base:$train gpt2-large:$train bert-base:$train@32)
+# Each BE job's GPU utilisation alone, as the artifact measured it
+# (single-job-perf.csv: nvidia-smi's utilisation, percent), in that order.
+keys=(pytorch_whisper-large-v3_train_16 pytorch_resnet50_train_128
+      pytorch_pointnet_train_128 pytorch_pegasus-x-base_train_4
+      pytorch_gpt2-large_train_1 pytorch_bert_train_32)
+single=data/tally-bench-a100/single-job-perf.csv
+utils=()
+for key in "${keys[@]}"; do
+  u=$(awk -F, -v k="$key" '$2 == k { printf "%.4f", $6 / 100 }' "$single")
+  [ -n "$u" ] || { echo "no GPU utilisation for $key in $single" >&2; exit 2; }
+  utils+=("$u")
+done
 policies=time-slicing,mps,mps-priority,tgs,tally,tally-predict
 mkdir -p "$out/pairs"
 start=$(date +%s)
@@ -42,10 +54,12 @@ for hp in "${hps[@]}"; do
     llama*) duration=${LLAMA_DURATION:-30s} ;;
     *) duration=${BERT_DURATION:-6s} ;;
   esac
-  for be in "${bes[@]}"; do
+  for i in "${!bes[@]}"; do
+    be=${bes[$i]}
     dir="$out/pairs/${hp%%[:@]*}--${be%%[:@]*}"
-    echo "== $hp + $be ($duration)" >&2
-    "$tally" run --hp "$hp" --be "$be" --compare "$policies" --predictor "$predictor" \
+    echo "== $hp + $be (GPU utilisation alone ${utils[$i]}; $duration)" >&2
+    "$tally" run --hp "$hp" --be "$be" --be-gpu-util "${utils[$i]}" \
+      --compare "$policies" --predictor "$predictor" \
       --load 0.5 --duration "$duration" --seed 1 --gpu "$gpu" --out "$dir" --force > /dev/null
     dirs+=("$dir")
   done

@@ -72,7 +72,7 @@ fn run_compares_policies_and_writes_its_tables() {
 fn run_rejects_bad_input_clearly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--hp", "bert-base:infer", "--policy", "fifo"],
             "unknown policy `fifo`",
@@ -93,6 +93,28 @@ fn run_rejects_bad_input_clearly() {
         (
             &["--hp", "bad-row.csv", "--be", "resnet50:train"],
             "bad-row.csv, line 3: field `SM_usage`",
+        ),
+        (
+            &[
+                "--hp",
+                "bert-base:infer",
+                "--be",
+                "resnet50:train",
+                "--be-gpu-util",
+                "1.5",
+            ],
+            "--be-gpu-util 1.5: a GPU utilisation alone must be in (0, 1]",
+        ),
+        (
+            &[
+                "--hp",
+                "bert-base:infer",
+                "--be",
+                "resnet50:train",
+                "--be-gpu-util",
+                "0.5,0.9",
+            ],
+            "--be-gpu-util: 2 values for 1 --be jobs",
         ),
     ];
     let header = "Name,Profile,Memory_footprint,SM_usage,Duration\n";

@@ -529,6 +529,13 @@ pub struct RunArgs {
     /// file, or a kernel-trace CSV; repeat for several.
     #[arg(long)]
     pub be: Vec<String>,
+    /// Each BE job's GPU utilisation alone, in (0, 1]: one value for every
+    /// --be, or one per --be in order (comma-separated or repeated). A job
+    /// below 1 spends the rest of each iteration off the GPU (input
+    /// pipeline, Python); its throughput is normalised to what it reaches
+    /// alone [default: 1]
+    #[arg(long, value_delimiter = ',')]
+    pub be_gpu_util: Vec<f64>,
     /// GPU that kernel traces were measured on: their kernels are
     /// calibrated to the measured durations there.
     #[arg(long, default_value = "v100")]

@@ -17,6 +17,7 @@ fn job(name: &str) -> JobSpec {
     JobSpec {
         name: name.to_string(),
         kernels: model.launches(),
+        gpu_util: 1.0,
     }
 }
 

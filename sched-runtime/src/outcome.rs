@@ -39,6 +39,9 @@ pub struct RunOutcome {
     pub requests_served: f64,
     /// Per BE job: standalone-equivalent microseconds of work done.
     pub be_work_us: Vec<f64>,
+    /// Per BE job: its GPU utilisation alone (`JobSpec::gpu_util`), the
+    /// share of the time its work fills alone.
+    pub be_gpu_util: Vec<f64>,
     pub be_iterations: Vec<u64>,
     pub duration_us: f64,
 }

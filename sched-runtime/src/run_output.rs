@@ -74,6 +74,8 @@ pub struct RunRequest {
     pub engine: String,
     pub hp: String,
     pub be: Vec<String>,
+    /// Each BE job's GPU utilisation alone (`JobSpec::gpu_util`).
+    pub be_gpu_util: Vec<f64>,
     pub trace_gpu: String,
     pub predictor: Option<String>,
     pub tolerance: f64,

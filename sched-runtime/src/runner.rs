@@ -11,7 +11,7 @@ use crate::error::RunError;
 use crate::kernel_config::KernelConfig;
 use crate::outcome::{Request, RunOutcome};
 use crate::policy::{Ctx, Job, JobRole, Policy};
-use crate::workload::{Arrivals, Workload};
+use crate::workload::{Arrivals, JobSpec, Workload};
 
 /// Run parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,8 @@ pub fn run_on(
     arrivals: Option<&[f64]>,
 ) -> Result<RunOutcome, RunError> {
     let mut jobs = Vec::new();
+    // Host time after each iteration, per job.
+    let mut host_us = Vec::new();
     for (role, spec) in std::iter::once((JobRole::Hp, &workload.hp))
         .chain(workload.be.iter().map(|b| (JobRole::Be, b)))
     {
@@ -54,6 +56,7 @@ pub fn run_on(
             kernels.push(id);
             alone.push(engine.alone_us(id, KernelConfig::Original, Partition::whole(&cfg.gpu))?);
         }
+        let gpu_us: f64 = alone.iter().sum();
         jobs.push(Job {
             role,
             name: spec.name.clone(),
@@ -63,6 +66,12 @@ pub fn run_on(
             progress: 0,
             in_flight: None,
             active: false,
+            host_until: None,
+        });
+        host_us.push(if role == JobRole::Be {
+            host_us_per_iteration(spec)? * gpu_us
+        } else {
+            0.0
         });
     }
     policy.prepare(engine, &jobs)?;
@@ -86,6 +95,12 @@ pub fn run_on(
         queue.push_back(0.0);
     }
     loop {
+        // BE jobs whose host time is over have GPU work again.
+        for job in jobs.iter_mut() {
+            if job.host_until.is_some_and(|t| t <= engine.now()) {
+                job.host_until = None;
+            }
+        }
         // Requests that have arrived join the queue; an idle HP starts one.
         while next_arrival < arrivals.len() && arrivals[next_arrival] <= engine.now() {
             policy.request_arrived(arrivals[next_arrival]);
@@ -113,6 +128,9 @@ pub fn run_on(
             let mut t = engine.next_event_time().unwrap_or(f64::INFINITY);
             if next_arrival < arrivals.len() {
                 t = t.min(arrivals[next_arrival]);
+            }
+            for until in jobs.iter().filter_map(|j| j.host_until) {
+                t = t.min(until);
             }
             if let Some(w) = policy.wake_at(engine.now()) {
                 if w > engine.now() {
@@ -160,6 +178,9 @@ pub fn run_on(
                         }
                     } else {
                         be_iters[j - 1] += 1;
+                        if host_us[j] > 0.0 {
+                            job.host_until = Some(c.time_us + host_us[j]);
+                        }
                     }
                 }
             }
@@ -181,7 +202,20 @@ pub fn run_on(
         requests,
         arrived,
         be_work_us: be_work,
+        be_gpu_util: workload.be.iter().map(|b| b.gpu_util).collect(),
         be_iterations: be_iters,
         duration_us: if end.is_finite() { end } else { engine.now() },
     })
+}
+
+/// Host time after each iteration per microsecond of the iteration's GPU
+/// time, from the job's GPU utilisation alone (`JobSpec::gpu_util`).
+fn host_us_per_iteration(spec: &JobSpec) -> Result<f64, RunError> {
+    if !(spec.gpu_util > 0.0 && spec.gpu_util <= 1.0) {
+        return Err(RunError::Input {
+            what: spec.name.clone(),
+            reason: format!("GPU utilisation alone {} must be in (0, 1]", spec.gpu_util),
+        });
+    }
+    Ok(1.0 / spec.gpu_util - 1.0)
 }

@@ -245,6 +245,7 @@ pub fn trace_job(path: &Path, trace_gpu: &GpuSpec) -> Result<JobSpec, TraceError
     Ok(JobSpec {
         name: path.display().to_string(),
         kernels,
+        gpu_util: 1.0,
     })
 }
 

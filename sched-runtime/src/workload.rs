@@ -13,6 +13,15 @@ use crate::error::RunError;
 pub struct JobSpec {
     pub name: String,
     pub kernels: Vec<KernelSpec>,
+    /// Share of its time the job keeps the GPU busy alone (0-1]. A BE
+    /// training job below 1 is bound elsewhere part of each iteration
+    /// (input pipeline, Python, host-side optimizer): after each iteration
+    /// it spends `(1 / gpu_util - 1)` times the iteration's standalone GPU
+    /// time with no GPU work, and its throughput is normalised to what it
+    /// reaches alone. Measured as nvidia-smi's GPU utilisation of the job
+    /// alone (the Tally artifact's `single-job-perf.csv` has it for its
+    /// BE jobs). Not used for the HP job, whose idle time is its arrivals.
+    pub gpu_util: f64,
 }
 
 /// The HP job and the BE jobs sharing the GPU with it.

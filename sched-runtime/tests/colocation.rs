@@ -155,10 +155,12 @@ fn the_best_split_minimises_the_larger_slowdown() {
     let a = JobSpec {
         name: "a".into(),
         kernels: vec![compute_kernel("a", 8)],
+        gpu_util: 1.0,
     };
     let b = JobSpec {
         name: "b".into(),
         kernels: vec![memory_kernel("b", 8)],
+        gpu_util: 1.0,
     };
     let splits = [(28, 80), (52, 56), (80, 28)];
     let mut profiles = KernelProfiles::default();
@@ -186,10 +188,12 @@ fn a_kernel_without_a_profile_is_an_error_naming_it() {
     let a = JobSpec {
         name: "a".into(),
         kernels: vec![compute_kernel("lonely", 8)],
+        gpu_util: 1.0,
     };
     let b = JobSpec {
         name: "b".into(),
         kernels: vec![memory_kernel("b", 8)],
+        gpu_util: 1.0,
     };
     let rates = Rates::Predicted {
         profiles: Arc::new(KernelProfiles::default()),
@@ -226,7 +230,7 @@ proptest! {
                     k
                 })
                 .collect();
-            JobSpec { name: name.into(), kernels }
+            JobSpec { name: name.into(), kernels, gpu_util: 1.0 }
         };
         let a = task("a", &a_kernels, sa);
         let b = task("b", &b_kernels, sb);

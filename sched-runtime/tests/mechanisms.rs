@@ -3,8 +3,8 @@
 //! retreat, a time-slice switch's compute preemption (blocks saved
 //! mid-block and restored with their progress), a time-sliced context that
 //! yields when it has nothing to run, and TGS's gate on the HP job's launch
-//! rate, and Tally's fallback for kernels whose blocks outlast its
-//! preemption limit.
+//! rate, Tally's fallback for kernels whose blocks outlast its preemption
+//! limit, and a BE job that is bound off the GPU part of each iteration.
 
 mod common;
 
@@ -14,7 +14,7 @@ use tally_sched::config_choice::{choose_config, DEFAULT_TURNAROUND_US};
 use tally_sched::engine::sim::SimEngine;
 use tally_sched::engine::{Completion, Engine, LaunchRequest};
 use tally_sched::kernel_config::KernelConfig;
-use tally_sched::workload::{Arrivals, Workload};
+use tally_sched::workload::{Arrivals, JobSpec, Workload};
 
 fn request(
     engine: &SimEngine,
@@ -341,4 +341,60 @@ fn tally_runs_a_kernel_whose_blocks_outlast_the_limit_on_a_few_sms() {
     engine.advance_to(t, &mut out).unwrap();
     assert_eq!(engine.resident_blocks(id), want);
     assert_eq!(engine.idle_sms(), 108 - want);
+}
+
+#[test]
+fn a_be_job_bound_off_the_gpu_leaves_it_idle_and_is_measured_against_itself_alone() {
+    // GPU utilisation 0.5 alone: after every iteration as long again on the
+    // host. With no HP request, its throughput is its own alone (1.0)
+    // while its GPU work per unit of time halves.
+    let half = Workload {
+        hp: hp_job(),
+        be: vec![JobSpec {
+            gpu_util: 0.5,
+            ..be_job("half")
+        }],
+    };
+    let idle_hp = Arrivals::Times(vec![1e12]);
+    let s = summaries_for(&half, 200_000.0, idle_hp.clone(), &["mps"]);
+    assert!(
+        (s[0].be_throughput_total - 1.0).abs() < 0.05,
+        "{}",
+        s[0].be_throughput_total
+    );
+    let full = summaries_for(&hp_and_be(), 200_000.0, idle_hp, &["mps"]);
+    assert!((full[0].be_throughput_total - 1.0).abs() < 0.05);
+    // Its host time is the HP job's: a busy HP gets more of the GPU under
+    // time-slicing (a context with nothing to run yields) and under MPS.
+    for policy in ["time-slicing", "mps"] {
+        let with_half = summaries_for(&half, 200_000.0, Arrivals::ClosedLoop, &[policy]);
+        let with_full = summaries_for(&hp_and_be(), 200_000.0, Arrivals::ClosedLoop, &[policy]);
+        assert!(
+            with_half[0].hp_throughput > with_full[0].hp_throughput * 1.1,
+            "{policy}: HP {} beside a half-GPU BE, {} beside a GPU-bound one",
+            with_half[0].hp_throughput,
+            with_full[0].hp_throughput
+        );
+    }
+}
+
+#[test]
+fn a_gpu_utilisation_outside_zero_to_one_is_refused() {
+    let bad = Workload {
+        hp: hp_job(),
+        be: vec![JobSpec {
+            gpu_util: 0.0,
+            ..be_job("bad")
+        }],
+    };
+    let names = vec!["mps".to_string()];
+    let err = tally_sched::experiment::run_policies(
+        &bad,
+        &cfg(10_000.0, Arrivals::ClosedLoop),
+        &names,
+        &tally_sched::policy::PolicyOptions::default(),
+        oracle,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("GPU utilisation"), "{err}");
 }

@@ -66,6 +66,7 @@ pub fn job(name: &str, want_training: Option<bool>, trace_gpu: &GpuSpec) -> Resu
     Ok(JobSpec {
         name: name.to_string(),
         kernels: model.launches(),
+        gpu_util: 1.0,
     })
 }
 
@@ -84,6 +85,25 @@ fn slowdown_model(spec: &Option<String>, gpu: &GpuSpec) -> Result<Option<Box<dyn
     Ok(Some(Box::new(PredictorSlowdown::new(predictor, gpu))))
 }
 
+/// Each BE job's GPU utilisation alone: `--be-gpu-util`, one value for all
+/// or one per `--be`, each in (0, 1]; 1 when not given.
+fn be_gpu_util(args: &RunArgs) -> Result<Vec<f64>> {
+    let given = &args.be_gpu_util;
+    let utils = match given.len() {
+        0 => vec![1.0; args.be.len()],
+        1 => vec![given[0]; args.be.len()],
+        n if n == args.be.len() => given.clone(),
+        n => bail!(
+            "--be-gpu-util: {n} values for {} --be jobs (give one for all, or one per --be)",
+            args.be.len()
+        ),
+    };
+    if let Some(u) = utils.iter().find(|u| !(**u > 0.0 && **u <= 1.0)) {
+        bail!("--be-gpu-util {u}: a GPU utilisation alone must be in (0, 1]");
+    }
+    Ok(utils)
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
     let gpu = GpuSpec::resolve(&args.gpu)?;
     let names = match &args.compare {
@@ -96,13 +116,20 @@ pub fn run(args: &RunArgs) -> Result<()> {
         (None, Some(path)) => Arrivals::Times(read_arrival_file(path)?),
         (None, None) => Arrivals::ClosedLoop,
     };
+    let be_gpu_util = be_gpu_util(args)?;
     let run_dir = RunDir::claim(&args.out, args.force)?;
     let trace_gpu = GpuSpec::resolve(&args.trace_gpu)?;
     let workload = Workload::new(
         job(&args.hp, Some(false), &trace_gpu)?,
         args.be
             .iter()
-            .map(|b| job(b, Some(true), &trace_gpu))
+            .zip(&be_gpu_util)
+            .map(|(b, &gpu_util)| {
+                Ok(JobSpec {
+                    gpu_util,
+                    ..job(b, Some(true), &trace_gpu)?
+                })
+            })
             .collect::<Result<_>>()?,
     )?;
     if names.iter().any(|n| n == "tally-predict") && args.predictor.is_none() {
@@ -140,6 +167,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         engine: "sim".into(),
         hp: args.hp.clone(),
         be: args.be.clone(),
+        be_gpu_util,
         trace_gpu: args.trace_gpu.clone(),
         predictor: args.predictor.clone(),
         tolerance: args.tolerance,

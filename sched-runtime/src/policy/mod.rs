@@ -45,6 +45,9 @@ pub struct Job {
     pub in_flight: Option<InFlight>,
     /// HP: whether a request is being served.
     pub active: bool,
+    /// BE: on the host between iterations until this time (no GPU work;
+    /// `JobSpec::gpu_util`), if it is.
+    pub host_until: Option<f64>,
 }
 
 /// The launch a job has on the GPU.
@@ -63,7 +66,9 @@ impl Job {
 
     /// Whether the job has a kernel waiting to be launched.
     pub fn ready(&self) -> bool {
-        self.in_flight.is_none() && (self.role == JobRole::Be || self.active)
+        self.in_flight.is_none()
+            && self.host_until.is_none()
+            && (self.role == JobRole::Be || self.active)
     }
 }
 

@@ -49,7 +49,8 @@ impl TimeSlicing {
         if j == 0 {
             hp_busy(ctx)
         } else {
-            true
+            // A BE job on the host between iterations has nothing to run.
+            ctx.jobs[j].in_flight.is_some() || ctx.jobs[j].ready()
         }
     }
 

@@ -106,6 +106,7 @@ pub fn job(name: &str, kernels: Vec<KernelSpec>) -> JobSpec {
     JobSpec {
         name: name.into(),
         kernels,
+        gpu_util: 1.0,
     }
 }
 
