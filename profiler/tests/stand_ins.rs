@@ -36,7 +36,13 @@ fn entry_resources() -> HashMap<String, (u32, u32)> {
 fn every_zoo_stand_in_launches_on_an_h200() {
     let h200 = GpuSpec::preset("h200").expect("preset");
     let resources = entry_resources();
-    for name in zoo::NAMES {
+    // The FP32 variants too (FFMA products, TF32 convolutions).
+    let fp32 = [
+        "resnet50:train-fp32@8",
+        "bert-base:train-fp32@8",
+        "pointnet:train-fp32@8",
+    ];
+    for name in zoo::NAMES.iter().copied().chain(fp32) {
         let model = zoo::build(name, &ParamsOverride::default()).expect("zoo model");
         for (k, _) in model.unique_kernels() {
             let s = stand_in(&k).expect("a stand-in");
