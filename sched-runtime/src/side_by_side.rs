@@ -208,19 +208,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn side_by_side_reads_back_what_it_wrote() {
-        let published = vec![PublishedPair {
+    /// The artifact's MPS result on the pair (h, `be`): p99 slowdown 2.
+    fn published(be: &str, system_throughput: f64) -> Vec<PublishedPair> {
+        vec![PublishedPair {
             hp: "h".into(),
-            be: "b".into(),
+            be: be.into(),
             results: vec![(
                 "mps".into(),
                 PublishedResult {
                     p99_slowdown: 2.0,
-                    system_throughput: 1.75,
+                    system_throughput,
                 },
             )],
-        }];
+        }]
+    }
+
+    #[test]
+    fn side_by_side_reads_back_what_it_wrote() {
+        let published = published("b", 1.75);
         let rows = join(&[sim("mps", 4.0, 1.5), sim("tgs", 1.25, 1.5)], &published);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("side_by_side.csv");
@@ -230,17 +235,7 @@ mod tests {
 
     #[test]
     fn errors_are_symmetric_ratios_and_absolute_throughput_gaps() {
-        let published = vec![PublishedPair {
-            hp: "h".into(),
-            be: "b".into(),
-            results: vec![(
-                "mps".into(),
-                PublishedResult {
-                    p99_slowdown: 2.0,
-                    system_throughput: 1.7,
-                },
-            )],
-        }];
+        let published = published("b", 1.7);
         let rows = join(
             &[sim("mps", 4.0, 1.5), sim("tally-predict", 1.1, 1.6)],
             &published,
@@ -259,17 +254,7 @@ mod tests {
 
     #[test]
     fn an_fp32_job_joins_the_published_pair_of_its_mixed_precision_name() {
-        let published = vec![PublishedPair {
-            hp: "h".into(),
-            be: "x:train@4".into(),
-            results: vec![(
-                "mps".into(),
-                PublishedResult {
-                    p99_slowdown: 2.0,
-                    system_throughput: 1.7,
-                },
-            )],
-        }];
+        let published = published("x:train@4", 1.7);
         let mut fp32 = sim("mps", 2.0, 1.7);
         fp32.be = "x:train-fp32@4".into();
         let mut other = sim("mps", 2.0, 1.7);
