@@ -211,7 +211,7 @@ pub fn run_on(
 /// Host time after each iteration per microsecond of the iteration's GPU
 /// time, from the job's GPU utilisation alone (`JobSpec::gpu_util`).
 fn host_us_per_iteration(spec: &JobSpec) -> Result<f64, RunError> {
-    if !(spec.gpu_util > 0.0 && spec.gpu_util <= 1.0) {
+    if !JobSpec::valid_gpu_util(spec.gpu_util) {
         return Err(RunError::Input {
             what: spec.name.clone(),
             reason: format!("GPU utilisation alone {} must be in (0, 1]", spec.gpu_util),

@@ -24,6 +24,13 @@ pub struct JobSpec {
     pub gpu_util: f64,
 }
 
+impl JobSpec {
+    /// Whether `u` is a GPU utilisation alone a job may have: in (0, 1].
+    pub fn valid_gpu_util(u: f64) -> bool {
+        u > 0.0 && u <= 1.0
+    }
+}
+
 /// The HP job and the BE jobs sharing the GPU with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {

@@ -98,7 +98,7 @@ fn be_gpu_util(args: &RunArgs) -> Result<Vec<f64>> {
             args.be.len()
         ),
     };
-    if let Some(u) = utils.iter().find(|u| !(**u > 0.0 && **u <= 1.0)) {
+    if let Some(u) = utils.iter().find(|&&u| !JobSpec::valid_gpu_util(u)) {
         bail!("--be-gpu-util {u}: a GPU utilisation alone must be in (0, 1]");
     }
     Ok(utils)

@@ -7,19 +7,13 @@
 //! their remaining work kept and come back to the same SMs; the time the
 //! save and restore take is the switching policy's to charge.
 
-use super::SimEngine;
+use super::{Cohort, SimEngine};
 
 impl SimEngine {
     /// Take the launch in `slot`'s running blocks off the SMs, progress kept,
     /// and stop its dispatch.
     pub(super) fn save_context(&mut self, slot: usize) {
-        let mut i = 0;
-        while i < self.cohorts.len() {
-            if self.cohorts[i].slot != slot {
-                i += 1;
-                continue;
-            }
-            let c = self.cohorts.swap_remove(i);
+        for c in take_of_slot(&mut self.cohorts, slot) {
             let mut gone = 0;
             for &seg in &c.sms {
                 gone += self.residency.remove(seg, slot);
@@ -39,13 +33,7 @@ impl SimEngine {
     /// its dispatch.
     pub(super) fn restore_context(&mut self, slot: usize) {
         let share = self.kernels[self.slot(slot).req.kernel.0 as usize].share;
-        let mut i = 0;
-        while i < self.saved.len() {
-            if self.saved[i].slot != slot {
-                i += 1;
-                continue;
-            }
-            let c = self.saved.swap_remove(i);
+        for c in take_of_slot(&mut self.saved, slot) {
             let mut new = 0;
             for &seg in &c.sms {
                 new += self.residency.add(seg, slot, share);
@@ -60,4 +48,13 @@ impl SimEngine {
         self.dirty = true;
         self.rates_dirty = true;
     }
+}
+
+/// Remove and return the cohorts of the launch in `slot`.
+fn take_of_slot(cohorts: &mut Vec<Cohort>, slot: usize) -> Vec<Cohort> {
+    let (mine, rest) = std::mem::take(cohorts)
+        .into_iter()
+        .partition(|c| c.slot == slot);
+    *cohorts = rest;
+    mine
 }
