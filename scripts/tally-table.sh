@@ -19,6 +19,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/tally-table}
 gpu=a100-40gb
+case ${PRECISION:-amp} in
+  amp) train=train ;;
+  fp32) train=train-fp32 ;;
+  *) echo "PRECISION must be amp or fp32" >&2; exit 2 ;;
+esac
 tally=${TALLY:-target/release/tally}
 [ -n "${TALLY:-}" ] || cargo build --release -q -p tally-cli
 predictor=${PREDICTOR:-runs/zoo-$gpu/model.json}
@@ -26,11 +31,6 @@ if [ "$predictor" != oracle ] && [ ! -f "$predictor" ]; then
   scripts/zoo-predictor.sh "$gpu" "runs/zoo-$gpu" > /dev/null
 fi
 hps=(bert-large:infer@1 llama2-7b:infer)
-case ${PRECISION:-amp} in
-  amp) train=train ;;
-  fp32) train=train-fp32 ;;
-  *) echo "PRECISION must be amp or fp32" >&2; exit 2 ;;
-esac
 bes=(whisper-large-v3:$train resnet50:$train@128 pointnet:$train
      pegasus-x-base:$train gpt2-large:$train bert-base:$train@32)
 # Each BE job's GPU utilisation alone, as the artifact measured it
