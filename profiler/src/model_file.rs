@@ -16,8 +16,10 @@
 //! | `operators` | array of operator tables    | required      |
 //!
 //! Each operator has `name`, `op` (the operator kind), its shape fields,
-//! and optionally `repeat` (consecutive instances, default 1) and
-//! `backward` (the gradient computation, default false). Shape fields are
+//! and optionally `repeat` (consecutive instances, default 1),
+//! `backward` (the gradient computation, default false) and `recompute`
+//! (a forward operator run again in the backward pass by activation
+//! checkpointing: it owns no parameters; default false). Shape fields are
 //! integers; dimensions must be > 0 (`pad`, `inputs`, `flops_per_element`
 //! may be 0). `dtype` is `"f16"` (default), `"bf16"`, `"f32"` or `"tf32"` (FP32 tensors, products on the tensor cores in TF32).
 //!
@@ -157,6 +159,7 @@ fields! {
     Op => "op": OpTag,
     Repeat => "repeat": Positive,
     Backward => "backward": bool,
+    Recompute => "recompute": bool,
     Dtype => "dtype": Dtype,
     M => "m": Positive,
     N => "n": Positive,
@@ -338,6 +341,7 @@ fn build_operator(mut values: HashMap<Field, Val>) -> Result<Operator, String> {
         _ => 1,
     };
     let backward = matches!(values.remove(&Field::Backward), Some(Val::Flag(true)));
+    let recompute = matches!(values.remove(&Field::Recompute), Some(Val::Flag(true)));
     let mut fields = Fields {
         values,
         context: format!("operator `{name}`"),
@@ -357,11 +361,17 @@ fn build_operator(mut values: HashMap<Field, Val>) -> Result<Operator, String> {
             "operator `{name}`: field `backward`: an optimizer step has no backward pass"
         ));
     }
+    if recompute && (backward || tag == OpTag::Optimizer) {
+        return Err(format!(
+            "operator `{name}`: field `recompute`: only a forward operator can be recomputed"
+        ));
+    }
     Ok(Operator {
         name,
         op,
         repeat,
         backward,
+        recompute,
     })
 }
 
@@ -653,6 +663,23 @@ mod tests {
         assert_eq!(line, Some(3));
         assert_eq!(field.as_deref(), Some("groups"));
         assert!(msg.contains("must divide"), "{msg}");
+    }
+
+    #[test]
+    fn a_recomputed_operator_owns_no_parameters_and_cannot_be_backward() {
+        let gemm = "m = 64\nn = 8\nk = 8\n";
+        let m = parse_model_file(
+            Path::new("m.toml"),
+            &format!("{GEMM_HEAD}{gemm}\n[[operators]]\nname = \"fc.recompute\"\nop = \"gemm\"\n{gemm}recompute = true\n"),
+            false,
+        )
+        .unwrap();
+        assert!(m.operators[1].recompute);
+        assert_eq!(m.param_count(), 8 * 8);
+        let (_, _, _, msg) = toml_err(&format!(
+            "{GEMM_HEAD}{gemm}backward = true\nrecompute = true\n"
+        ));
+        assert!(msg.contains("recompute"), "{msg}");
     }
 
     #[test]

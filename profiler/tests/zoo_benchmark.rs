@@ -31,6 +31,7 @@ fn within(value: f64, target: f64, tolerance: f64) -> bool {
 fn parameter_counts_match_the_published_models() {
     for (name, published, tolerance) in [
         ("whisper-large-v3:train", 1.55e9, 0.02),
+        ("whisper-small:train", 242e6, 0.02),
         ("pegasus-x-base:train", 272e6, 0.02),
         ("gpt2-large:train", 774e6, 0.02),
         ("pointnet:train", 3.5e6, 0.05),
@@ -47,6 +48,7 @@ fn parameter_counts_match_the_published_models() {
 fn default_batches_are_the_benchmarks() {
     for (name, batch) in [
         ("whisper-large-v3:train", 16),
+        ("whisper-small:train", 16),
         ("pegasus-x-base:train", 4),
         ("pointnet:train", 128),
         ("gpt2-large:train", 1),
@@ -99,6 +101,49 @@ fn training_flops_are_six_per_parameter_and_token() {
     // Block-local attention (512 x 640 scores per block) and the odd
     // layers' extra half blocks at both ends add ~20 %.
     assert!((1.05..1.3).contains(&pegasus), "{pegasus}");
+}
+
+/// The Tally benchmark's whisper job (whisper-small with gradient
+/// checkpointing): every encoder and decoder layer's forward runs twice, so
+/// the layers cost ~8 FLOPs per parameter and token (forward, recomputed
+/// forward, backward at twice the forward), the rest ~6.
+#[test]
+fn checkpointed_whisper_small_recomputes_every_layer_once() {
+    let m = model("whisper-small:train");
+    let recomputed = |prefix: &str| {
+        m.operators
+            .iter()
+            .filter(|o| o.recompute && o.name.starts_with(prefix))
+            .map(|o| o.name.split('.').nth(2).unwrap_or_default().to_string())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
+    assert_eq!(recomputed("encoder.layers."), 12);
+    assert_eq!(recomputed("decoder.layers."), 12);
+    // Nothing outside the layers is recomputed, and no parameter counts
+    // twice.
+    assert!(m
+        .operators
+        .iter()
+        .filter(|o| o.recompute)
+        .all(|o| o.name.contains(".layers.")));
+    assert!(within(m.param_count() as f64, optimized(&m), 0.25));
+    let d = |h: f64| h * h;
+    let (enc, xkv, stem) = (12.0 * 12.0 * d(768.0), 12.0 * 2.0 * d(768.0), 2.0e6);
+    let dec = 12.0 * 8.0 * d(768.0);
+    let head = 768.0 * 51865.0;
+    let per_token_flops = 16.0
+        * (8.0 * (enc + xkv) * 1500.0 + 6.0 * stem * 1500.0 + 8.0 * dec * 64.0 + 6.0 * head * 64.0);
+    let ratio = flops(&m) / per_token_flops;
+    println!("whisper-small {ratio:.3}");
+    // 1500-position attention adds S / 6d = 1500 / 4608 = ~33 % to the
+    // encoder's layers, which dominate.
+    assert!((1.2..1.45).contains(&ratio), "{ratio}");
+    // Without checkpointing (large-v3) no operator is recomputed.
+    assert!(!model("whisper-large-v3:train")
+        .operators
+        .iter()
+        .any(|o| o.recompute));
 }
 
 #[test]

@@ -80,7 +80,7 @@ pub fn hp_alone_outcome(
         requests,
         arrived,
         be_work_us: Vec::new(),
-        be_gpu_util: Vec::new(),
+        be_alone_work_us: Vec::new(),
         be_iterations: Vec::new(),
         duration_us,
     }

@@ -65,8 +65,8 @@ pub struct Summary {
 /// Summarise `outcome` against `alone` (the HP job by itself on the same
 /// arrivals). HP throughput: requests served relative to alone (the one in
 /// service at the end counted by its progress); BE: the
-/// standalone-equivalent work done per unit of time, over what the job
-/// does alone (its GPU utilisation alone).
+/// standalone-equivalent work done, over what the job does alone in the
+/// same window.
 pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutcome) -> Summary {
     let lat = |o: &RunOutcome| -> Vec<f64> { o.requests.iter().map(|r| r.latency_us()).collect() };
     let hp_latency = LatencyStats::of_us(&lat(outcome));
@@ -80,12 +80,11 @@ pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutco
     } else {
         0.0
     };
-    // Alone, a BE job fills `gpu_util` of the time with its work.
     let be_throughput: Vec<f64> = outcome
         .be_work_us
         .iter()
-        .zip(&outcome.be_gpu_util)
-        .map(|(w, u)| w / outcome.duration_us.max(1e-9) / u)
+        .zip(&outcome.be_alone_work_us)
+        .map(|(w, alone)| w / alone.max(1e-9))
         .collect();
     let be_total: f64 = be_throughput.iter().sum::<f64>() + 0.0;
     Summary {

@@ -39,9 +39,11 @@ pub struct RunOutcome {
     pub requests_served: f64,
     /// Per BE job: standalone-equivalent microseconds of work done.
     pub be_work_us: Vec<f64>,
-    /// Per BE job: its GPU utilisation alone (`JobSpec::gpu_util`), the
-    /// share of the time its work fills alone.
-    pub be_gpu_util: Vec<f64>,
+    /// Per BE job: the work it does alone over the same window from the
+    /// same start (all of it when it is GPU-bound; with host time after
+    /// each iteration, the GPU phases that fit), what its throughput is
+    /// normalised to.
+    pub be_alone_work_us: Vec<f64>,
     pub be_iterations: Vec<u64>,
     pub duration_us: f64,
 }

@@ -356,12 +356,16 @@ fn a_be_job_bound_off_the_gpu_leaves_it_idle_and_is_measured_against_itself_alon
         }],
     };
     let idle_hp = Arrivals::Times(vec![1e12]);
-    let s = summaries_for(&half, 200_000.0, idle_hp.clone(), &["mps"]);
-    assert!(
-        (s[0].be_throughput_total - 1.0).abs() < 0.05,
-        "{}",
-        s[0].be_throughput_total
-    );
+    // Whatever the window: one that ends within a GPU phase or a host
+    // phase is measured against what the job does alone in that window.
+    for window in [200_000.0, 7_300.0, 23_900.0, 51_700.0] {
+        let s = summaries_for(&half, window, idle_hp.clone(), &["mps"]);
+        assert!(
+            (s[0].be_throughput_total - 1.0).abs() < 0.05,
+            "{window}: {}",
+            s[0].be_throughput_total
+        );
+    }
     let full = summaries_for(&hp_and_be(), 200_000.0, idle_hp, &["mps"]);
     assert!((full[0].be_throughput_total - 1.0).abs() < 0.05);
     // Its host time is the HP job's: a busy HP gets more of the GPU under

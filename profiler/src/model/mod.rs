@@ -16,4 +16,4 @@ pub use error::ModelError;
 pub use op::{OpKind, OptimizerKind};
 pub use operator::Operator;
 pub use params::{ModelParams, ParamsOverride, Phase};
-pub use training::{param_count, training_iteration};
+pub use training::{checkpointed_training_iteration, param_count, training_iteration};

@@ -33,6 +33,10 @@ pub struct Operator {
     /// backward, grad-and-saved-input reads for pointwise and norm ops).
     #[serde(default, skip_serializing_if = "is_false")]
     pub backward: bool,
+    /// A forward operator run again in the backward pass (activation
+    /// checkpointing): forward work that owns no parameters of its own.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub recompute: bool,
 }
 
 impl Operator {
@@ -43,6 +47,7 @@ impl Operator {
             op,
             repeat: 1,
             backward: false,
+            recompute: false,
         }
     }
 
@@ -55,7 +60,7 @@ impl Operator {
     /// The backward counterpart, named `<name>.bwd`; `None` for operators
     /// that have no gradient (the optimizer step) or already are backward.
     pub fn backward_op(&self) -> Option<Operator> {
-        if self.backward || matches!(self.op, OpKind::Optimizer { .. }) {
+        if self.backward || self.recompute || matches!(self.op, OpKind::Optimizer { .. }) {
             return None;
         }
         Some(Operator {
@@ -63,6 +68,7 @@ impl Operator {
             op: self.op.clone(),
             repeat: self.repeat,
             backward: true,
+            recompute: false,
         })
     }
 

@@ -31,7 +31,7 @@ pub use name::ModelArg;
 use crate::model::{Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride, Phase};
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
-pub const NAMES: [&str; 18] = [
+pub const NAMES: [&str; 19] = [
     "resnet50",
     "resnet50:train",
     "mobilenetv2",
@@ -47,6 +47,7 @@ pub const NAMES: [&str; 18] = [
     "llama2-7b-decode",
     "llama2-7b",
     "whisper-large-v3:train",
+    "whisper-small:train",
     "pegasus-x-base:train",
     "pointnet:train",
     "gpt2-large:train",
@@ -99,7 +100,7 @@ struct Family {
     build: BuildFn,
 }
 
-const FAMILIES: [Family; 13] = [
+const FAMILIES: [Family; 14] = [
     Family {
         name: "resnet50",
         defaults: resnet::DEFAULTS,
@@ -158,7 +159,13 @@ const FAMILIES: [Family; 13] = [
         name: "whisper-large-v3",
         defaults: whisper::DEFAULTS,
         variants: Variants::TrainOnly,
-        build: whisper::build,
+        build: whisper::build_large_v3,
+    },
+    Family {
+        name: "whisper-small",
+        defaults: whisper::DEFAULTS,
+        variants: Variants::TrainOnly,
+        build: whisper::build_small,
     },
     Family {
         name: "pegasus-x-base",

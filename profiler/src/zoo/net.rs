@@ -3,8 +3,10 @@
 //! layer (conv + BN + activation, linear, norms, dropout in training only,
 //! cross-entropy loss), tracking CNN activation shapes.
 
+use std::ops::Range;
+
 use crate::model::{
-    param_count, training_iteration, Dtype, OpKind, Operator, OptimizerKind, Phase,
+    checkpointed_training_iteration, param_count, Dtype, OpKind, Operator, OptimizerKind, Phase,
 };
 
 /// Activation of a CNN layer (NCHW).
@@ -72,6 +74,9 @@ pub(crate) struct Net {
     pub ops: Vec<Operator>,
     pub phase: Phase,
     pub dtype: Dtype,
+    /// Ranges of `ops` whose activations are checkpointed (recomputed in
+    /// the backward pass).
+    checkpointed: Vec<Range<usize>>,
 }
 
 impl Net {
@@ -80,11 +85,21 @@ impl Net {
             ops: Vec::new(),
             phase,
             dtype: Dtype::F16,
+            checkpointed: Vec::new(),
         }
     }
 
     pub fn training(&self) -> bool {
         self.phase == Phase::Training
+    }
+
+    /// Checkpoint the operators pushed since `first` (one
+    /// `torch.utils.checkpoint` segment, e.g. a transformer layer): in
+    /// training they run again right before their backward pass.
+    pub fn checkpoint(&mut self, first: usize) {
+        if self.training() && first < self.ops.len() {
+            self.checkpointed.push(first..self.ops.len());
+        }
     }
 
     pub fn push(&mut self, name: impl Into<String>, op: OpKind) {
@@ -228,7 +243,7 @@ impl Net {
     pub fn finish(self, optimizer: OptimizerKind, tied: u64) -> Vec<Operator> {
         if self.training() {
             let params = param_count(&self.ops).saturating_sub(tied);
-            training_iteration(self.ops, optimizer, params)
+            checkpointed_training_iteration(self.ops, &self.checkpointed, optimizer, params)
         } else {
             self.ops
         }
