@@ -322,3 +322,38 @@ fn the_timeline_records_sm_occupancy_by_job_within_its_window() {
     .unwrap();
     assert!(plain.results[0].timeline.is_none());
 }
+
+#[test]
+fn tally_predict_keeps_tallys_bound_on_the_blocks_an_hp_kernel_waits_for() {
+    // BE blocks of milliseconds: Tally holds them to a few SMs (its
+    // fallback), so an HP kernel that needs the whole GPU waits for those
+    // few. Placed beside the small HP kernels, tally-predict keeps that
+    // configuration: the whole-GPU HP kernel does not wait for BE blocks
+    // on every idle SM it had filled, and the p99 stays Tally's.
+    let workload = Workload {
+        hp: job(
+            "hp",
+            vec![
+                compute_kernel("hp-a", 54),
+                compute_kernel("hp-c", 40),
+                compute_kernel("hp-wide", 432),
+            ],
+        ),
+        be: vec![job(
+            "long",
+            vec![kernel("long-a", 864, 4.0e6 * 400.0, 4.0e3)],
+        )],
+    };
+    let s = summaries(
+        &workload,
+        Arrivals::Poisson { load: 0.5 },
+        &["tally", "tally-predict"],
+    );
+    let (tally, predict) = (&s[0], &s[1]);
+    assert!(
+        predict.service_p99_slowdown < tally.service_p99_slowdown * 1.05,
+        "tally-predict p99 {} against tally's {}",
+        predict.service_p99_slowdown,
+        tally.service_p99_slowdown
+    );
+}

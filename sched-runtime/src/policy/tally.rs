@@ -73,6 +73,11 @@ impl Tally {
         Ok(())
     }
 
+    /// The turnaround-latency limit, microseconds.
+    pub(crate) fn turnaround_us(&self) -> f64 {
+        self.turnaround_us
+    }
+
     /// HP has work: the idle clock stops.
     pub(crate) fn mark_busy(&mut self) {
         self.idle_since = None;

@@ -2,9 +2,13 @@
 //! kernel on the SMs it leaves idle (an HP launch with fewer blocks than
 //! SMs spreads one block per SM and leaves the rest empty). The BE kernel
 //! goes on the largest allowed partition of the idle SMs for which the
-//! slowdown model predicts an HP slowdown within the tolerance, as a
-//! preemptive PTB kernel; it retreats when the next HP kernel needs its
-//! SMs or would be slowed too much.
+//! slowdown model predicts an HP slowdown within the tolerance, in the
+//! configuration Tally chose for it (preemptive PTB, PTB on a few workers,
+//! slices, or the original when it is itself shorter than the limit), so
+//! that an HP kernel needing its SMs waits no longer than under Tally; it
+//! retreats when the next HP kernel needs its SMs or would be slowed too
+//! much. A kernel Tally could only run untransformed and long never goes
+//! beside HP.
 
 use tally_gpu::Partition;
 
@@ -154,16 +158,19 @@ impl TallyPredict {
         if room.sm_count >= ctx.gpu().sm_count {
             return Ok(());
         }
+        let config = self.tally.config(be);
+        if config == KernelConfig::Original {
+            let whole = Partition::whole(ctx.gpu());
+            if ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us() {
+                return Ok(());
+            }
+        }
         if let Some(sms) = self.be_partition(ctx, hp, room, be)? {
             self.last_be = j;
-            let workers_per_sm = match self.tally.config(be) {
-                KernelConfig::PreemptivePtb { workers_per_sm } => workers_per_sm,
-                _ => 1,
-            };
             ctx.launch(
                 j,
                 Plan {
-                    config: KernelConfig::PreemptivePtb { workers_per_sm },
+                    config,
                     sms,
                     priority: 0,
                 },
