@@ -35,7 +35,7 @@ if [ "$predictor" != oracle ] && [ ! -f "$predictor" ]; then
 fi
 hps=(bert-large:infer@1 llama2-7b:infer)
 bes=(whisper-small:$train@16 resnet50:$train@128 pointnet:$train
-     pegasus-x-base:$train gpt2-large:$train bert-base:$train@32)
+     pegasus-x-base:$train gpt2-large:$train bert-base-squad:$train@32)
 # Each BE job's GPU utilisation alone, as the artifact measured it
 # (single-job-perf.csv: nvidia-smi's utilisation, percent), in that order.
 keys=(pytorch_whisper-large-v3_train_16 pytorch_resnet50_train_128

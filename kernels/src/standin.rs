@@ -108,6 +108,10 @@ pub fn stand_in(k: &KernelSpec) -> Result<StandIn, StandInError> {
         {
             if k.kind == KernelKind::Conv {
                 depthwise(bytes)
+            } else if write > read {
+                // An outer product (the gradient of a projection to a few
+                // outputs): its output is the traffic.
+                unary_stream(bytes)
             } else {
                 gemv(read.max(2.0))
             }
@@ -138,14 +142,7 @@ pub fn stand_in(k: &KernelSpec) -> Result<StandIn, StandInError> {
                 &[("a", n), ("b", n), ("c", n), ("n", n)],
             )
         }
-        KernelKind::Elementwise => {
-            let n = cap(bytes / 4.0);
-            entry(
-                "gelu_tanh_f16",
-                [blocks(n, 2048.0), 1, 1],
-                &[("x", n), ("y", n), ("n", n)],
-            )
-        }
+        KernelKind::Elementwise => unary_stream(bytes),
         KernelKind::Reduction => {
             // One f32 sum per output element, over rows of f32.
             let mut rows = cap((write / 4.0).max(1.0));
@@ -366,6 +363,16 @@ fn conv_1x1(m: f64, n: f64, k: f64) -> Result<StandIn, String> {
     )?;
     s.flops = 2.0 * m * n * k;
     Ok(s)
+}
+
+/// One f16 tensor in, one out, `bytes` in all.
+fn unary_stream(bytes: f64) -> Result<StandIn, String> {
+    let n = cap(bytes / 4.0);
+    entry(
+        "gelu_tanh_f16",
+        [blocks(n, 2048.0), 1, 1],
+        &[("x", n), ("y", n), ("n", n)],
+    )
 }
 
 /// A weight stream: `y[m] = A[m, k] x`, `A` of `read` bytes.

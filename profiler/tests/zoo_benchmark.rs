@@ -32,6 +32,7 @@ fn parameter_counts_match_the_published_models() {
     for (name, published, tolerance) in [
         ("whisper-large-v3:train", 1.55e9, 0.02),
         ("whisper-small:train", 242e6, 0.02),
+        ("bert-base-squad:train", 109.5e6, 0.02),
         ("pegasus-x-base:train", 272e6, 0.02),
         ("gpt2-large:train", 774e6, 0.02),
         ("pointnet:train", 3.5e6, 0.05),
@@ -49,6 +50,7 @@ fn default_batches_are_the_benchmarks() {
     for (name, batch) in [
         ("whisper-large-v3:train", 16),
         ("whisper-small:train", 16),
+        ("bert-base-squad:train", 32),
         ("pegasus-x-base:train", 4),
         ("pointnet:train", 128),
         ("gpt2-large:train", 1),
@@ -144,6 +146,20 @@ fn checkpointed_whisper_small_recomputes_every_layer_once() {
         .operators
         .iter()
         .any(|o| o.recompute));
+}
+
+/// The benchmark's BERT training job: SQuAD fine-tuning of bert-base at
+/// sequence 384, ~6 FLOPs per parameter and token plus attention.
+#[test]
+fn bert_base_squad_trains_on_384_token_sequences() {
+    let m = model("bert-base-squad:train");
+    assert_eq!(m.params.seq_len, Some(384));
+    // The 85M parameters of the layers apply to every token; attention
+    // (4 S d per token and layer forward) adds S / 6d = 384 / 4608.
+    let tokens = 32.0 * 384.0;
+    let ratio = flops(&m) / (6.0 * 85e6 * tokens);
+    println!("bert-base-squad {ratio:.3}");
+    assert!((1.0..1.2).contains(&ratio), "{ratio}");
 }
 
 #[test]

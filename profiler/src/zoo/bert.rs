@@ -11,6 +11,12 @@
 //!   `bert-large-uncased-whole-word-masking-finetuned-squad` at
 //!   `max_seq_length = 128`, one request at a time (tally-bench
 //!   `python/workloads/inference/onnxruntime/bert/`).
+//! * `bert-base-squad` as `BertForQuestionAnswering` on bert-base: the
+//!   Tally benchmark's BERT training job (tally-bench
+//!   `workloads/training/pytorch/bert/train_bert.py`) fine-tunes
+//!   `bert-base-uncased` on SQuAD v2 at `max_seq_length = 384` with AdamW
+//!   (batch 32 in its training config); the span loss is a cross-entropy
+//!   of the start and of the end logits over the sequence positions.
 
 use super::net::Net;
 use super::transformer::{layer, Layer};
@@ -30,6 +36,14 @@ const fn defaults(batch: u32) -> Defaults {
 
 pub(crate) const DEFAULTS: Defaults = defaults(8);
 pub(crate) const LARGE_DEFAULTS: Defaults = defaults(1);
+pub(crate) const SQUAD_DEFAULTS: Defaults = Defaults {
+    batch: 32,
+    seq: Param::Range {
+        default: 384,
+        max: 512,
+    },
+    kv: Param::Fixed("it is an encoder without a KV cache"),
+};
 
 const VOCAB: u64 = 30522;
 
@@ -78,9 +92,18 @@ fn build_with(c: &Config, phase: Phase, p: &ModelParams) -> Vec<Operator> {
             net.linear("mlm.decoder", t, hidden, VOCAB);
             net.cross_entropy(t, VOCAB);
         }
-        Head::QuestionAnswering => net.linear("qa_outputs", t, hidden, 2),
+        Head::QuestionAnswering => {
+            net.linear("qa_outputs", t, hidden, 2);
+            // Start and end positions: one row of `seq` logits each.
+            net.cross_entropy(2 * l.batch, l.seq);
+        }
     }
-    net.finish(OptimizerKind::Adam, hidden * VOCAB)
+    // The MLM decoder shares the word embedding's weights.
+    let tied = match c.head {
+        Head::MaskedLm => hidden * VOCAB,
+        Head::QuestionAnswering => 0,
+    };
+    net.finish(OptimizerKind::Adam, tied)
 }
 
 /// BERT-base with the MLM head.
@@ -90,6 +113,17 @@ pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
         hidden: 768,
         heads: 12,
         head: Head::MaskedLm,
+    };
+    build_with(&base, phase, p)
+}
+
+/// BERT-base with the SQuAD span head (the Tally benchmark's training job).
+pub(crate) fn build_squad(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    let base = Config {
+        layers: 12,
+        hidden: 768,
+        heads: 12,
+        head: Head::QuestionAnswering,
     };
     build_with(&base, phase, p)
 }

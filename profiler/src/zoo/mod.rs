@@ -31,7 +31,7 @@ pub use name::ModelArg;
 use crate::model::{Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride, Phase};
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
-pub const NAMES: [&str; 19] = [
+pub const NAMES: [&str; 20] = [
     "resnet50",
     "resnet50:train",
     "mobilenetv2",
@@ -39,6 +39,7 @@ pub const NAMES: [&str; 19] = [
     "bert-base",
     "bert-base:train",
     "bert-large",
+    "bert-base-squad:train",
     "vit-b16",
     "vit-b16:train",
     "gpt2",
@@ -100,7 +101,7 @@ struct Family {
     build: BuildFn,
 }
 
-const FAMILIES: [Family; 14] = [
+const FAMILIES: [Family; 15] = [
     Family {
         name: "resnet50",
         defaults: resnet::DEFAULTS,
@@ -124,6 +125,12 @@ const FAMILIES: [Family; 14] = [
         defaults: bert::LARGE_DEFAULTS,
         variants: Variants::InferOnly,
         build: bert::build_large,
+    },
+    Family {
+        name: "bert-base-squad",
+        defaults: bert::SQUAD_DEFAULTS,
+        variants: Variants::TrainOnly,
+        build: bert::build_squad,
     },
     Family {
         name: "vit-b16",
