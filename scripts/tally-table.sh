@@ -6,9 +6,10 @@
 # OUT/side_by_side.csv (simulated beside published) and prints the
 # per-policy means and errors.
 #   scripts/tally-table.sh [OUT_DIR]
-# Durations: BERT_DURATION (default 6s: ~1,700 BERT requests per pair) and
-# LLAMA_DURATION (default 30s: ~14 Llama-2 generation requests of ~1 s;
-# the artifact's own runs hold a few dozen). tally-predict uses the
+# Durations: BERT_DURATION (default 30s: ~8,500 BERT requests per pair,
+# six of TGS's 5 s HP rate samples) and LLAMA_DURATION (default 30s: ~14
+# Llama-2 generation requests of ~1 s; the artifact's own runs hold a few
+# dozen, and the one-core budget of 10 minutes allows no more). tally-predict uses the
 # predictor trained on the zoo profiled on a100-40gb
 # (scripts/zoo-predictor.sh makes it when missing; PREDICTOR=FILE or
 # PREDICTOR=oracle overrides it; TALLY=BINARY runs a given tally binary).
@@ -55,7 +56,7 @@ dirs=()
 for hp in "${hps[@]}"; do
   case $hp in
     llama*) duration=${LLAMA_DURATION:-30s} ;;
-    *) duration=${BERT_DURATION:-6s} ;;
+    *) duration=${BERT_DURATION:-30s} ;;
   esac
   for i in "${!bes[@]}"; do
     be=${bes[$i]}

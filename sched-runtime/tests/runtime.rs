@@ -357,3 +357,26 @@ fn tally_predict_keeps_tallys_bound_on_the_blocks_an_hp_kernel_waits_for() {
         tally.service_p99_slowdown
     );
 }
+
+#[test]
+fn tally_predict_runs_be_beside_a_memory_bound_hp_kernel_that_needs_part_of_the_gpu() {
+    // HP streams memory on every SM (many blocks); it saturates DRAM from
+    // part of the GPU, so it is confined there and a compute-bound BE runs
+    // on the rest, where Tally, with HP never idle, runs no BE at all.
+    let workload = Workload {
+        hp: job("hp", vec![memory_kernel("hp-stream", 4000)]),
+        be: vec![job("be", vec![compute_kernel("be-a", 4000)])],
+    };
+    let s = summaries(&workload, Arrivals::ClosedLoop, &["tally", "tally-predict"]);
+    assert_eq!(s[0].be_throughput_total, 0.0);
+    assert!(
+        s[1].be_throughput_total > 0.1,
+        "tally-predict BE {}",
+        s[1].be_throughput_total
+    );
+    assert!(
+        s[1].p99_overhead_pct < 5.0,
+        "tally-predict HP {}",
+        s[1].p99_overhead_pct
+    );
+}

@@ -1,14 +1,22 @@
 //! Tally with prediction: Tally, plus BE blocks placed beside a running HP
-//! kernel on the SMs it leaves idle (an HP launch with fewer blocks than
-//! SMs spreads one block per SM and leaves the rest empty). The BE kernel
-//! goes on the largest allowed partition of the idle SMs for which the
-//! slowdown model predicts an HP slowdown within the tolerance, in the
-//! configuration Tally chose for it (preemptive PTB, PTB on a few workers,
-//! slices, or the original when it is itself shorter than the limit), so
-//! that an HP kernel needing its SMs waits no longer than under Tally; it
-//! retreats when the next HP kernel needs its SMs or would be slowed too
-//! much. A kernel Tally could only run untransformed and long never goes
-//! beside HP.
+//! kernel on SMs it does not need. Each HP kernel gets the smallest
+//! allowed partition on which it runs, alone, within half the tolerance of
+//! its time on the whole GPU (its standalone profiles at each partition
+//! size: a kernel of few blocks leaves SMs empty; a memory-bound one, a
+//! Llama-2 decode GEMV, saturates DRAM from part of the GPU). The BE kernel
+//! goes on the largest allowed partition of the rest for which the
+//! slowdown model predicts the HP kernel's time, with that confinement,
+//! within the tolerance of its time alone on the whole GPU. Where the BE
+//! partition lies outside every HP kernel's partition (no kernel of the HP
+//! request will need those SMs), the BE kernel runs as preemptive PTB on
+//! all of them; elsewhere in the configuration Tally chose for it
+//! (preemptive PTB, PTB on a few workers, slices, or the original when it
+//! is itself shorter than the limit), so that an HP kernel needing its SMs
+//! waits no longer than under Tally. It retreats when the next HP kernel
+//! needs its SMs or would be slowed too much. A kernel Tally could only
+//! run untransformed and long never goes beside HP.
+
+use std::collections::HashMap;
 
 use tally_gpu::Partition;
 
@@ -28,6 +36,12 @@ pub struct TallyPredict {
     last_be: usize,
     /// The HP partition while BE runs beside it.
     hp_part: Option<Partition>,
+    /// Per HP kernel: its partition size and its time there alone over its
+    /// time alone on the whole GPU.
+    hp_fit: HashMap<KernelId, (u32, f64)>,
+    /// The largest HP partition of the request: SMs from here on are never
+    /// needed by an HP kernel.
+    request_sms: u32,
 }
 
 impl TallyPredict {
@@ -38,11 +52,47 @@ impl TallyPredict {
             model,
             last_be: 0,
             hp_part: None,
+            hp_fit: HashMap::new(),
+            request_sms: 0,
         }
     }
 
-    /// Smallest allowed partition holding one block per SM of `hp`.
-    fn hp_partition(ctx: &Ctx<'_>, hp: KernelId) -> Partition {
+    /// The smallest allowed partition on which `k` runs alone within half
+    /// the tolerance of its time on the whole GPU, and that ratio.
+    fn fit(&self, engine: &dyn Engine, k: KernelId) -> Result<(u32, f64), RunError> {
+        let gpu = engine.gpu();
+        let whole = Partition::whole(gpu);
+        let full = engine.alone_us(k, KernelConfig::Original, whole)?;
+        for size in gpu.partition.sizes(gpu.sm_count) {
+            let t = engine.alone_us(k, KernelConfig::Original, Partition::first(size))?;
+            let ratio = t / full.max(1e-9);
+            if ratio <= 1.0 + self.tolerance / 2.0 || size >= gpu.sm_count {
+                return Ok((size, ratio.max(1.0)));
+            }
+        }
+        Ok((gpu.sm_count, 1.0))
+    }
+
+    /// Whether `hp` on `hp_sms` beside `be` on `be_sms` is predicted within
+    /// the tolerance of `hp` alone on the whole GPU.
+    fn within(
+        &mut self,
+        ctx: &Ctx<'_>,
+        hp: KernelId,
+        hp_sms: u32,
+        be: KernelId,
+        be_sms: u32,
+    ) -> Result<bool, RunError> {
+        let ratio = self.hp_fit.get(&hp).map_or(1.0, |f| f.1);
+        let slowdown =
+            self.model
+                .hp_slowdown(ctx.engine.kernel(hp), hp_sms, ctx.engine.kernel(be), be_sms)?;
+        Ok(slowdown * ratio <= 1.0 + self.tolerance)
+    }
+
+    /// Smallest allowed partition holding one block per SM of `hp`: as
+    /// fast as the whole GPU.
+    fn natural_partition(ctx: &Ctx<'_>, hp: KernelId) -> Partition {
         let gpu = ctx.gpu();
         let blocks = ctx.engine.kernel(hp).blocks();
         let need = blocks.min(u64::from(gpu.sm_count)) as u32;
@@ -52,6 +102,12 @@ impl TallyPredict {
             .into_iter()
             .find(|&s| s >= need)
             .unwrap_or(gpu.sm_count);
+        Partition::first(size)
+    }
+
+    /// The partition `hp` runs on beside BE (see [`TallyPredict::fit`]).
+    fn hp_partition(&self, ctx: &Ctx<'_>, hp: KernelId) -> Partition {
+        let size = self.hp_fit.get(&hp).map_or(ctx.gpu().sm_count, |f| f.0);
         Partition::first(size)
     }
 
@@ -73,13 +129,7 @@ impl TallyPredict {
             .filter(|&s| s <= free && s < gpu.sm_count)
             .collect();
         for &s in sizes.iter().rev() {
-            let slowdown = self.model.hp_slowdown(
-                ctx.engine.kernel(hp),
-                hp_part.sm_count,
-                ctx.engine.kernel(be),
-                s,
-            )?;
-            if slowdown <= 1.0 + self.tolerance {
+            if self.within(ctx, hp, hp_part.sm_count, be, s)? {
                 return Ok(Some(Partition {
                     first_sm: gpu.sm_count - s,
                     sm_count: s,
@@ -92,7 +142,13 @@ impl TallyPredict {
     fn schedule_busy(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
         if ctx.jobs[0].ready() {
             let hp = ctx.jobs[0].kernel();
-            let part = Self::hp_partition(ctx, hp);
+            // Confined only where BE work could use the rest.
+            let be_waiting = be_in_flight(ctx).is_some() || next_be(ctx, self.last_be).is_some();
+            let part = if be_waiting {
+                self.hp_partition(ctx, hp)
+            } else {
+                Self::natural_partition(ctx, hp)
+            };
             // Keep a BE kernel beside HP only if the new HP kernel leaves
             // its SMs alone and the prediction still holds.
             let mut keep = false;
@@ -100,13 +156,7 @@ impl TallyPredict {
                 let f = ctx.jobs[j].in_flight.expect("in flight");
                 if self.hp_part.is_some() && f.sms.first_sm >= part.sm_count {
                     let be = ctx.jobs[j].kernel();
-                    let s = self.model.hp_slowdown(
-                        ctx.engine.kernel(hp),
-                        part.sm_count,
-                        ctx.engine.kernel(be),
-                        f.sms.sm_count,
-                    )?;
-                    keep = s <= 1.0 + self.tolerance;
+                    keep = self.within(ctx, hp, part.sm_count, be, f.sms.sm_count)?;
                 }
                 if !keep {
                     ctx.retreat(j);
@@ -149,7 +199,7 @@ impl TallyPredict {
         // on SMs the BE kernel is still draining.
         let hp_job = &ctx.jobs[0];
         let next = hp_job.kernels[(hp_job.cursor + 1) % hp_job.kernels.len()];
-        let next_part = Self::hp_partition(ctx, next);
+        let next_part = self.hp_partition(ctx, next);
         let room = if next_part.sm_count > hp_part.sm_count {
             next_part
         } else {
@@ -167,6 +217,16 @@ impl TallyPredict {
         }
         if let Some(sms) = self.be_partition(ctx, hp, room, be)? {
             self.last_be = j;
+            // Clear of every HP kernel's partition: nothing will make it
+            // retreat for SMs, so it may hold all of them.
+            let config = if sms.first_sm >= self.request_sms {
+                match config {
+                    KernelConfig::PreemptivePtb { .. } => config,
+                    _ => KernelConfig::PreemptivePtb { workers_per_sm: 1 },
+                }
+            } else {
+                config
+            };
             ctx.launch(
                 j,
                 Plan {
@@ -186,6 +246,15 @@ impl Policy for TallyPredict {
     }
 
     fn prepare(&mut self, engine: &dyn Engine, jobs: &[Job]) -> Result<(), RunError> {
+        if let Some(hp) = jobs.first() {
+            for &k in &hp.kernels {
+                if !self.hp_fit.contains_key(&k) {
+                    let fit = self.fit(engine, k)?;
+                    self.hp_fit.insert(k, fit);
+                }
+            }
+        }
+        self.request_sms = self.hp_fit.values().map(|f| f.0).max().unwrap_or(0);
         self.tally.choose_all(engine, jobs)
     }
 
