@@ -18,6 +18,7 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
 use tally_gpu::Partition;
 
 use super::common::{be_in_flight, hp_busy, next_be};
@@ -42,6 +43,9 @@ pub struct TallyPredict {
     /// The largest HP partition of the request: SMs from here on are never
     /// needed by an HP kernel.
     request_sms: u32,
+    /// Predicted HP slowdowns by (HP kernel, its SMs, BE kernel, its SMs):
+    /// the same few pairs come back at every request.
+    predicted: FxHashMap<(KernelId, u32, KernelId, u32), f64>,
 }
 
 impl TallyPredict {
@@ -54,6 +58,7 @@ impl TallyPredict {
             hp_part: None,
             hp_fit: HashMap::new(),
             request_sms: 0,
+            predicted: FxHashMap::default(),
         }
     }
 
@@ -84,9 +89,16 @@ impl TallyPredict {
         be_sms: u32,
     ) -> Result<bool, RunError> {
         let ratio = self.hp_fit.get(&hp).map_or(1.0, |f| f.1);
-        let slowdown =
-            self.model
-                .hp_slowdown(ctx.engine.kernel(hp), hp_sms, ctx.engine.kernel(be), be_sms)?;
+        let key = (hp, hp_sms, be, be_sms);
+        let slowdown = match self.predicted.get(&key) {
+            Some(&s) => s,
+            None => {
+                let (a, b) = (ctx.engine.kernel(hp), ctx.engine.kernel(be));
+                let s = self.model.hp_slowdown(a, hp_sms, b, be_sms)?;
+                self.predicted.insert(key, s);
+                s
+            }
+        };
         Ok(slowdown * ratio <= 1.0 + self.tolerance)
     }
 
