@@ -107,34 +107,35 @@ fn build_with(c: &Config, phase: Phase, p: &ModelParams) -> Vec<Operator> {
 }
 
 /// BERT-base with the MLM head.
-pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
-    let base = Config {
-        layers: 12,
-        hidden: 768,
-        heads: 12,
-        head: Head::MaskedLm,
-    };
-    build_with(&base, phase, p)
-}
+const BASE: Config = Config {
+    layers: 12,
+    hidden: 768,
+    heads: 12,
+    head: Head::MaskedLm,
+};
 
 /// BERT-base with the SQuAD span head (the Tally benchmark's training job).
-pub(crate) fn build_squad(phase: Phase, p: &ModelParams) -> Vec<Operator> {
-    let base = Config {
-        layers: 12,
-        hidden: 768,
-        heads: 12,
-        head: Head::QuestionAnswering,
-    };
-    build_with(&base, phase, p)
-}
+const BASE_SQUAD: Config = Config {
+    head: Head::QuestionAnswering,
+    ..BASE
+};
 
 /// BERT-large with the SQuAD span head.
+const LARGE_SQUAD: Config = Config {
+    layers: 24,
+    hidden: 1024,
+    heads: 16,
+    head: Head::QuestionAnswering,
+};
+
+pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    build_with(&BASE, phase, p)
+}
+
+pub(crate) fn build_squad(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    build_with(&BASE_SQUAD, phase, p)
+}
+
 pub(crate) fn build_large(phase: Phase, p: &ModelParams) -> Vec<Operator> {
-    let large = Config {
-        layers: 24,
-        hidden: 1024,
-        heads: 16,
-        head: Head::QuestionAnswering,
-    };
-    build_with(&large, phase, p)
+    build_with(&LARGE_SQUAD, phase, p)
 }
