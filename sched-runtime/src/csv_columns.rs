@@ -102,6 +102,13 @@ impl<'a> CsvRow<'a> {
             .unwrap_or("")
     }
 
+    /// `column` as a count (a non-negative integer).
+    pub fn count(&self, column: &str) -> Result<usize, RunError> {
+        let text = self.text(column);
+        text.parse::<usize>()
+            .map_err(|_| self.error(column, format!("expected a count, found `{text}`")))
+    }
+
     /// `column` as a finite number.
     pub fn number(&self, column: &str) -> Result<f64, RunError> {
         let text = self.text(column);

@@ -271,6 +271,8 @@ pub struct SummaryRow {
     pub policy: String,
     pub hp: String,
     pub be: String,
+    /// HP requests completed in the run: what its p99 rests on.
+    pub requests: usize,
     pub p99_overhead_pct: f64,
     pub service_p99_slowdown: f64,
     pub hp_throughput: f64,
@@ -288,6 +290,7 @@ pub fn read_summary(path: &Path) -> Result<Vec<SummaryRow>, crate::error::RunErr
                 policy: r.text("policy").to_string(),
                 hp: r.text("hp").to_string(),
                 be: r.text("be").to_string(),
+                requests: r.count("requests")?,
                 p99_overhead_pct: r.number("p99_overhead_pct")?,
                 service_p99_slowdown: r.number("service_p99_slowdown")?,
                 hp_throughput: r.number("hp_throughput")?,

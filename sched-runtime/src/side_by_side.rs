@@ -26,6 +26,9 @@ pub struct SideRow {
     pub system_throughput: f64,
     pub published_p99_slowdown: Option<f64>,
     pub published_system_throughput: Option<f64>,
+    /// HP requests the p99 rests on (`None` in files written before the
+    /// column existed).
+    pub requests: Option<usize>,
 }
 
 /// Join simulated summaries with the published pairs (a policy or pair
@@ -48,6 +51,7 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
                 system_throughput: s.system_throughput,
                 published_p99_slowdown: result.map(|r| r.p99_slowdown),
                 published_system_throughput: result.map(|r| r.system_throughput),
+                requests: Some(s.requests),
             }
         })
         .collect()
@@ -122,7 +126,8 @@ pub fn policy_errors(rows: &[SideRow]) -> Vec<PolicyError> {
         .collect()
 }
 
-/// The columns of `side_by_side.csv`.
+/// The columns of `side_by_side.csv` every reader needs; `requests` (the
+/// HP requests of the run) follows them.
 pub const SIDE_BY_SIDE_COLUMNS: [&str; 9] = [
     "hp",
     "be",
@@ -140,11 +145,11 @@ pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetEr
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
     write_atomic(path, |w| {
         let io = |e: std::io::Error| DatasetError::io(path, e);
-        writeln!(w, "{}", SIDE_BY_SIDE_COLUMNS.join(",")).map_err(io)?;
+        writeln!(w, "{},requests", SIDE_BY_SIDE_COLUMNS.join(",")).map_err(io)?;
         for r in rows {
             writeln!(
                 w,
-                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4}",
+                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4},{}",
                 r.hp,
                 r.be,
                 r.policy,
@@ -153,7 +158,8 @@ pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetEr
                 opt(r.published_p99_slowdown),
                 opt(r.published_system_throughput),
                 r.hp_throughput,
-                r.be_throughput
+                r.be_throughput,
+                r.requests.map_or(String::new(), |n| n.to_string())
             )
             .map_err(io)?;
         }
@@ -185,6 +191,10 @@ pub fn read_side_by_side(path: &Path) -> Result<Vec<SideRow>, crate::error::RunE
                 system_throughput: r.number("system_throughput")?,
                 published_p99_slowdown: opt("published_p99_slowdown")?,
                 published_system_throughput: opt("published_system_throughput")?,
+                requests: match r.text("requests") {
+                    "" => None,
+                    _ => Some(r.count("requests")?),
+                },
             })
         })
         .collect()
@@ -200,6 +210,7 @@ mod tests {
             policy: policy.into(),
             hp: "h".into(),
             be: "b".into(),
+            requests: 1700,
             p99_overhead_pct: 0.0,
             service_p99_slowdown: slowdown,
             hp_throughput: 1.0,
@@ -231,6 +242,17 @@ mod tests {
         let path = dir.path().join("side_by_side.csv");
         write_side_by_side(&path, &rows).unwrap();
         assert_eq!(read_side_by_side(&path).unwrap(), rows);
+        assert!(rows.iter().all(|r| r.requests == Some(1700)));
+        // A file from before the `requests` column still reads.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let old: String = text
+            .lines()
+            .map(|l| format!("{}\n", &l[..l.rfind(',').unwrap()]))
+            .collect();
+        std::fs::write(&path, old).unwrap();
+        let back = read_side_by_side(&path).unwrap();
+        assert!(back.iter().all(|r| r.requests.is_none()));
+        assert_eq!(back[0].p99_slowdown, rows[0].p99_slowdown);
     }
 
     #[test]
