@@ -23,27 +23,20 @@ use super::transformer::{layer, Layer};
 use super::{Defaults, Param};
 use crate::model::{ModelParams, Operator, OptimizerKind, Phase};
 
-const fn defaults(batch: u32) -> Defaults {
+const fn defaults(batch: u32, seq: u32) -> Defaults {
     Defaults {
         batch,
         seq: Param::Range {
-            default: 128,
+            default: seq,
             max: 512,
         },
         kv: Param::Fixed("it is an encoder without a KV cache"),
     }
 }
 
-pub(crate) const DEFAULTS: Defaults = defaults(8);
-pub(crate) const LARGE_DEFAULTS: Defaults = defaults(1);
-pub(crate) const SQUAD_DEFAULTS: Defaults = Defaults {
-    batch: 32,
-    seq: Param::Range {
-        default: 384,
-        max: 512,
-    },
-    kv: Param::Fixed("it is an encoder without a KV cache"),
-};
+pub(crate) const DEFAULTS: Defaults = defaults(8, 128);
+pub(crate) const LARGE_DEFAULTS: Defaults = defaults(1, 128);
+pub(crate) const SQUAD_DEFAULTS: Defaults = defaults(32, 384);
 
 const VOCAB: u64 = 30522;
 
