@@ -40,9 +40,19 @@ fn run_compares_policies_and_writes_its_tables() {
     for row in &rows {
         let p99: f64 = row[col("hp_p99_ms")].parse().expect("p99");
         let alone: f64 = row[col("alone_p99_ms")].parse().expect("alone p99");
+        // tally-predict moves each HP kernel onto the partition where it
+        // runs alone within its tolerance (2 %) of the whole GPU, and a
+        // kernel can be a little faster there (a last wave spread over
+        // fewer SMs); the others launch HP as it is.
+        let floor = if &row[0] == "tally-predict" {
+            0.98
+        } else {
+            0.999
+        };
         assert!(
-            p99 >= alone * 0.999,
-            "co-location never beats alone: {p99} vs {alone}"
+            p99 >= alone * floor,
+            "{}: co-location never beats alone: {p99} vs {alone}",
+            &row[0]
         );
     }
     let (_, requests) = read_csv(&out.join("requests.csv"));

@@ -1,9 +1,10 @@
 //! Tally's choice of a kernel configuration by turnaround latency: time
 //! the preemptive-PTB and sliced candidates alone on the engine, take the
 //! fastest that preempts within the limit, else Tally's fallbacks (the
-//! original, PTB on fewer SMs, finer slices).
+//! original, PTB on fewer SMs, finer slices). Kernels of vendor libraries
+//! stay untransformed ([`is_library_kernel`]).
 
-use tally_gpu::Partition;
+use tally_gpu::{KernelKind, KernelSpec, Partition};
 
 use crate::engine::{Engine, EngineError, KernelId};
 use crate::kernel_config::KernelConfig;
@@ -27,6 +28,7 @@ pub struct Candidate {
 /// original's, lowering the threshold from 1.0 to 0.1 in 0.1 steps. With
 /// none under the limit, Tally's fallbacks ([`fall_back`]).
 /// The timings come from the engine the run is on ([`Engine::alone_us`]).
+/// A library kernel runs as it is, whatever its length.
 pub fn choose_config(
     engine: &dyn Engine,
     kernel: KernelId,
@@ -37,6 +39,14 @@ pub fn choose_config(
     let blocks = engine.kernel(kernel).blocks();
     let blocks_per_sm = engine.blocks_per_sm(kernel);
     let original = engine.alone_us(kernel, KernelConfig::Original, sms)?;
+    if is_library_kernel(engine.kernel(kernel)) {
+        let as_is = Candidate {
+            config: KernelConfig::Original,
+            latency_us: original,
+            preemption_us: original,
+        };
+        return Ok((as_is, vec![as_is]));
+    }
     let mut candidates = Vec::new();
     for w in 1..=blocks_per_sm {
         let per_wave = u64::from(w) * u64::from(gpu.sm_count);
@@ -75,10 +85,31 @@ pub fn choose_config(
     Ok((fallback, candidates))
 }
 
+/// Whether a kernel reaches Tally as a vendor-library call, which it
+/// cannot transform: a convolution, which PyTorch runs through cuDNN. Tally
+/// forwards cuDNN and cuBLAS calls to its server as library calls and
+/// launches them in their original configuration (tally commit de153caf,
+/// `src/tally/server.cpp`: the cuDNN handlers build their launch with
+/// `is_library_call`; `src/tally/scheduler/priority.cpp`: a library call
+/// gets the default configuration), so they cannot be preempted. The
+/// artifact's jobs run with `REPLACE_CUBLAS` (tally-bench
+/// `python/bench_utils/bench.py`), which swaps cuBLAS and cuBLASLt GEMMs
+/// for CUTLASS kernels Tally does transform, so GEMMs are not library
+/// kernels here.
+pub fn is_library_kernel(spec: &KernelSpec) -> bool {
+    spec.kind == KernelKind::Conv
+}
+
 /// Lowest speed, against the original, of a configuration Tally accepts.
 const MIN_NORM_SPEED: f64 = 0.1;
 /// Overhead Tally provisions for slicing when it falls back to it.
 const SLICING_OVERHEAD: f64 = 1.3;
+/// Fewest blocks Tally's fallbacks run at once: the workers of capped PTB,
+/// and the blocks of each slice (`PRIORITY_MIN_WORKER_BLOCKS`, 24 by
+/// default in `src/tally/env.cpp` at tally commit de153caf, the one the
+/// published table's artifact, tally-bench aaa359a, pins). Without it a
+/// kernel with millisecond blocks would be capped to a handful of SMs.
+pub const MIN_WORKER_BLOCKS: u64 = 24;
 
 /// Tally's fallbacks when no candidate preempts within the limit (tally
 /// `src/tally/scheduler/priority.cpp`): the original kernel if it is itself
@@ -125,7 +156,7 @@ fn fall_back(
         let spread = blocks.min(u64::from(gpu.sm_count)) as f64;
         let workers = (limit_us / one_per_sm.preemption_us * spread)
             .floor()
-            .max(1.0);
+            .max(MIN_WORKER_BLOCKS as f64);
         if workers >= blocks as f64 {
             return Ok(as_original);
         }
@@ -133,8 +164,18 @@ fn fall_back(
             workers: workers as u32,
         }
     } else {
+        let finest = candidates
+            .iter()
+            .filter_map(|c| match c.config {
+                KernelConfig::Sliced { blocks: per_slice } => Some(blocks.div_ceil(per_slice)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
         let slices = (original * SLICING_OVERHEAD / limit_us)
             .ceil()
+            .max(finest as f64)
+            .min(blocks.div_ceil(MIN_WORKER_BLOCKS) as f64)
             .min(blocks as f64);
         if slices <= 1.0 {
             return Ok(as_original);

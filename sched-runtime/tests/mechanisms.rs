@@ -4,13 +4,15 @@
 //! mid-block and restored with their progress), a time-sliced context that
 //! yields when it has nothing to run, and TGS's gate on the HP job's launch
 //! rate, Tally's fallback for kernels whose blocks outlast its preemption
-//! limit, and a BE job that is bound off the GPU part of each iteration.
+//! limit (never under MIN_WORKER_BLOCKS blocks at once), a vendor-library
+//! convolution Tally launches untransformed, and a BE job that is bound off the GPU part of each iteration.
 
 mod common;
 
 use common::*;
-use tally_gpu::Partition;
-use tally_sched::config_choice::{choose_config, DEFAULT_TURNAROUND_US};
+use proptest::prelude::*;
+use tally_gpu::{KernelKind, Partition};
+use tally_sched::config_choice::{choose_config, DEFAULT_TURNAROUND_US, MIN_WORKER_BLOCKS};
 use tally_sched::engine::sim::SimEngine;
 use tally_sched::engine::{Completion, Engine, LaunchRequest};
 use tally_sched::kernel_config::KernelConfig;
@@ -309,7 +311,8 @@ fn tally_runs_a_kernel_whose_blocks_outlast_the_limit_on_a_few_sms() {
     // Every block runs for milliseconds: no PTB or slicing candidate can
     // preempt within 31.6 us, so Tally launches preemptive PTB with fewer
     // workers than SMs, limit / (one-worker-per-SM preemption latency) x
-    // SMs of them, and the kernel holds only that many SMs.
+    // SMs of them but at least MIN_WORKER_BLOCKS, and the kernel holds only
+    // that many SMs.
     let mut engine = SimEngine::new(&gpu());
     let spec = kernel("long", 864, 4.0e6 * 400.0, 4.0e3);
     let k = engine.add_kernel(&spec).unwrap();
@@ -323,7 +326,7 @@ fn tally_runs_a_kernel_whose_blocks_outlast_the_limit_on_a_few_sms() {
         .unwrap();
     let want = (DEFAULT_TURNAROUND_US / one_per_sm.preemption_us * 108.0)
         .floor()
-        .max(1.0) as u32;
+        .max(MIN_WORKER_BLOCKS as f64) as u32;
     assert_eq!(chosen.config, KernelConfig::CappedPtb { workers: want });
     let (blocks, workers, preemptible) = chosen.config.next_launch(864);
     let id = engine
@@ -341,6 +344,54 @@ fn tally_runs_a_kernel_whose_blocks_outlast_the_limit_on_a_few_sms() {
     engine.advance_to(t, &mut out).unwrap();
     assert_eq!(engine.resident_blocks(id), want);
     assert_eq!(engine.idle_sms(), 108 - want);
+}
+
+#[test]
+fn tally_launches_a_library_convolution_untransformed() {
+    // The same milliseconds-per-block kernel as above, but a cuDNN
+    // convolution: Tally cannot transform a library call, so it runs as
+    // the original, its preemption latency the whole kernel.
+    let mut engine = SimEngine::new(&gpu());
+    let spec = tally_gpu::KernelSpec {
+        kind: KernelKind::Conv,
+        ..kernel("conv", 864, 4.0e6 * 400.0, 4.0e3)
+    };
+    let k = engine.add_kernel(&spec).unwrap();
+    let (chosen, candidates) = choose_config(&engine, k, DEFAULT_TURNAROUND_US).unwrap();
+    assert_eq!(chosen.config, KernelConfig::Original);
+    assert_eq!(candidates.len(), 1);
+    assert_eq!(chosen.preemption_us, chosen.latency_us);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Whatever the kernel, Tally's choice runs every block once and never
+    /// fewer than MIN_WORKER_BLOCKS blocks at once (or the whole grid when
+    /// it is smaller): capped PTB keeps at least that many workers, and it
+    /// cuts a grid into no more slices than MIN_WORKER_BLOCKS-block ones.
+    #[test]
+    fn tally_never_runs_fewer_than_the_minimum_worker_blocks(
+        blocks in 1u32..5000,
+        flops_per_block in 1.0e3f64..2.0e9,
+        bytes_per_block in 1.0e2f64..1.0e6,
+    ) {
+        let mut engine = SimEngine::new(&gpu());
+        let k = engine.add_kernel(&kernel("k", blocks, flops_per_block, bytes_per_block)).unwrap();
+        let (chosen, _) = choose_config(&engine, k, DEFAULT_TURNAROUND_US).unwrap();
+        let floor = MIN_WORKER_BLOCKS.min(u64::from(blocks));
+        match chosen.config {
+            KernelConfig::CappedPtb { workers } => prop_assert!(u64::from(workers) >= floor),
+            KernelConfig::Sliced { blocks: per_slice } => {
+                let slices = u64::from(blocks).div_ceil(per_slice);
+                prop_assert!(
+                    slices <= u64::from(blocks).div_ceil(MIN_WORKER_BLOCKS),
+                    "{slices} slices of {per_slice} blocks for a grid of {blocks}"
+                );
+            }
+            _ => {}
+        }
+    }
 }
 
 #[test]
