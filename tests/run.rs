@@ -235,6 +235,17 @@ fn side_by_side_puts_a_run_beside_the_published_table() {
     assert_eq!(&rows[0][2], "mps");
     assert_eq!(&rows[0][5], "4.1371");
     assert_eq!(&rows[0][6], "1.7800");
+    // Its mean beside it: 7.134 ms against 4.05 ms alone; the simulated
+    // mean slowdown of the service latency is there too.
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    assert_eq!(&rows[0][column("published_mean_slowdown")], "1.7615");
+    let mean: f64 = rows[0][column("mean_slowdown")].parse().unwrap();
+    assert!(mean >= 0.95, "MPS mean slowdown {mean}");
+    assert!(stdout
+        .lines()
+        .next()
+        .unwrap()
+        .contains("mean_ratio_geomean"));
 
     // A directory that is not a run, and a damaged published table.
     fails_with(

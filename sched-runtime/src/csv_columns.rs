@@ -109,6 +109,16 @@ impl<'a> CsvRow<'a> {
             .map_err(|_| self.error(column, format!("expected a count, found `{text}`")))
     }
 
+    /// `column` as a finite number, `None` where it is empty or absent (a
+    /// column newer than the file).
+    pub fn optional_number(&self, column: &str) -> Result<Option<f64>, RunError> {
+        if self.text(column).is_empty() {
+            Ok(None)
+        } else {
+            self.number(column).map(Some)
+        }
+    }
+
     /// `column` as a finite number.
     pub fn number(&self, column: &str) -> Result<f64, RunError> {
         let text = self.text(column);

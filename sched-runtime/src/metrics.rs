@@ -56,6 +56,8 @@ pub struct Summary {
     pub hp_alone_service_latency: LatencyStats,
     /// p99 service latency over the alone p99 service latency.
     pub service_p99_slowdown: f64,
+    /// Mean service latency over the alone mean service latency.
+    pub service_mean_slowdown: f64,
     pub hp_throughput: f64,
     pub be_throughput: Vec<f64>,
     pub be_throughput_total: f64,
@@ -101,6 +103,11 @@ pub fn summarize(hp: &str, be: &[String], outcome: &RunOutcome, alone: &RunOutco
         hp_alone_latency,
         service_p99_slowdown: if hp_alone_service_latency.p99 > 0.0 {
             hp_service_latency.p99 / hp_alone_service_latency.p99
+        } else {
+            0.0
+        },
+        service_mean_slowdown: if hp_alone_service_latency.avg > 0.0 {
+            hp_service_latency.avg / hp_alone_service_latency.avg
         } else {
             0.0
         },

@@ -56,6 +56,9 @@ pub const JOBS: [(&str, &str); 8] = [
 pub struct PublishedResult {
     pub p99_slowdown: f64,
     pub system_throughput: f64,
+    /// Mean latency over the baseline mean (`None` in a table without the
+    /// `<sys>_mean_slowdown` columns).
+    pub mean_slowdown: Option<f64>,
 }
 
 /// One published pair, its jobs given as `tally run` arguments.
@@ -82,7 +85,8 @@ pub fn job_for_key(key: &str) -> Option<&'static str> {
 }
 
 /// Read the published per-pair table
-/// (`per_pair_p99_and_throughput_derived.csv`).
+/// (`per_pair_p99_and_throughput_derived.csv`); its mean-slowdown columns
+/// are optional (an older copy of the table lacks them).
 pub fn read_published(path: &Path) -> Result<Vec<PublishedPair>, RunError> {
     let mut required = vec!["hp_job".to_string(), "be_job".to_string()];
     for (prefix, _) in SYSTEMS {
@@ -109,6 +113,7 @@ pub fn read_published(path: &Path) -> Result<Vec<PublishedPair>, RunError> {
                 PublishedResult {
                     p99_slowdown: row.number(&format!("{prefix}_p99_slowdown"))?,
                     system_throughput: row.number(&format!("{prefix}_sys_tput"))?,
+                    mean_slowdown: row.optional_number(&format!("{prefix}_mean_slowdown"))?,
                 },
             ));
         }

@@ -41,7 +41,8 @@ pub const REQUEST_COLUMNS: [&str; 6] = [
     "latency_ms",
 ];
 
-/// The columns of `summary.csv`.
+/// The columns of `summary.csv` every reader needs; the mean service
+/// latencies ([`SUMMARY_MEAN_COLUMNS`]) follow them.
 pub const SUMMARY_COLUMNS: [&str; 21] = [
     "policy",
     "hp",
@@ -64,6 +65,14 @@ pub const SUMMARY_COLUMNS: [&str; 21] = [
     "hp_throughput",
     "be_throughput",
     "system_throughput",
+];
+
+/// The mean service latency, alone and its ratio: the last columns of
+/// `summary.csv` (absent in files written before them).
+pub const SUMMARY_MEAN_COLUMNS: [&str; 3] = [
+    "hp_service_avg_ms",
+    "alone_service_avg_ms",
+    "service_mean_slowdown",
 ];
 
 /// What a run was asked to do, as its user wrote it (for `run.json`).
@@ -238,13 +247,19 @@ pub fn read_timeline(path: &Path) -> Result<Vec<TimelineRow>, crate::error::RunE
 fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetError> {
     write_atomic(path, |w| {
         let io = |e: std::io::Error| DatasetError::io(path, e);
-        writeln!(w, "{}", SUMMARY_COLUMNS.join(",")).map_err(io)?;
+        writeln!(
+            w,
+            "{},{}",
+            SUMMARY_COLUMNS.join(","),
+            SUMMARY_MEAN_COLUMNS.join(",")
+        )
+        .map_err(io)?;
         for r in &result.results {
             let s = &r.summary;
             let (h, a) = (&s.hp_latency, &s.hp_alone_latency);
             writeln!(
                 w,
-                "{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
+                "{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
                 s.policy,
                 s.hp,
                 s.be.join("+"),
@@ -257,7 +272,10 @@ fn write_summary(path: &Path, result: &PolicyComparison) -> Result<(), DatasetEr
                 s.service_p99_slowdown,
                 s.hp_throughput,
                 s.be_throughput_total,
-                s.system_throughput
+                s.system_throughput,
+                s.hp_service_latency.avg,
+                s.hp_alone_service_latency.avg,
+                s.service_mean_slowdown
             )
             .map_err(io)?;
         }
@@ -275,6 +293,8 @@ pub struct SummaryRow {
     pub requests: usize,
     pub p99_overhead_pct: f64,
     pub service_p99_slowdown: f64,
+    /// `None` in files written before the column existed.
+    pub service_mean_slowdown: Option<f64>,
     pub hp_throughput: f64,
     pub be_throughput: f64,
     pub system_throughput: f64,
@@ -293,6 +313,7 @@ pub fn read_summary(path: &Path) -> Result<Vec<SummaryRow>, crate::error::RunErr
                 requests: r.count("requests")?,
                 p99_overhead_pct: r.number("p99_overhead_pct")?,
                 service_p99_slowdown: r.number("service_p99_slowdown")?,
+                service_mean_slowdown: r.optional_number("service_mean_slowdown")?,
                 hp_throughput: r.number("hp_throughput")?,
                 be_throughput: r.number("be_throughput")?,
                 system_throughput: r.number("system_throughput")?,

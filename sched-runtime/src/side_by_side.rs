@@ -1,10 +1,12 @@
 //! The simulated table beside the published one: one row per pair and
-//! policy with the simulated p99 slowdown (of the service latency, the
-//! artifact's definition) and system throughput beside the published
-//! figures, and per policy the means and the errors: the geometric mean
-//! over the pairs of max(sim/published, published/sim) of the p99 slowdown,
-//! and the mean absolute error of the system throughput. Owns
-//! `side_by_side.csv` (writer and reader).
+//! policy with the simulated p99 and mean slowdowns (of the service
+//! latency, the artifact's definition) and system throughput beside the
+//! published figures, and per policy the means and the errors: the
+//! geometric mean over the pairs of max(sim/published, published/sim) of
+//! the p99 slowdown and of the mean slowdown, and the mean absolute error
+//! of the system throughput. The mean shows what the p99 can hide: a
+//! policy that slows a few requests a lot and one that slows every request
+//! can share a p99. Owns `side_by_side.csv` (writer and reader).
 
 use std::io::Write;
 use std::path::Path;
@@ -29,6 +31,10 @@ pub struct SideRow {
     /// HP requests the p99 rests on (`None` in files written before the
     /// column existed).
     pub requests: Option<usize>,
+    /// Mean service latency over alone, simulated and published (`None`
+    /// where a file predates it or the artifact did not measure it).
+    pub mean_slowdown: Option<f64>,
+    pub published_mean_slowdown: Option<f64>,
 }
 
 /// Join simulated summaries with the published pairs (a policy or pair
@@ -52,6 +58,8 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
                 published_p99_slowdown: result.map(|r| r.p99_slowdown),
                 published_system_throughput: result.map(|r| r.system_throughput),
                 requests: Some(s.requests),
+                mean_slowdown: s.service_mean_slowdown,
+                published_mean_slowdown: result.and_then(|r| r.mean_slowdown),
             }
         })
         .collect()
@@ -78,6 +86,9 @@ pub struct PolicyError {
     pub p99_ratio_geomean: Option<f64>,
     /// Mean absolute error of the system throughput.
     pub system_throughput_mae: Option<f64>,
+    /// Geometric mean of max(sim/published, published/sim) of the mean
+    /// slowdown, over the pairs with both (None: none has).
+    pub mean_ratio_geomean: Option<f64>,
 }
 
 /// Per-policy means and errors, policies in their first-seen order.
@@ -121,13 +132,28 @@ pub fn policy_errors(rows: &[SideRow]) -> Vec<PolicyError> {
                 })
                 .map(f64::exp),
                 system_throughput_mae: published(&|(r, _, s)| (r.system_throughput - s).abs()),
+                mean_ratio_geomean: ratio_geomean(
+                    of.iter()
+                        .filter_map(|r| Some((r.mean_slowdown?, r.published_mean_slowdown?))),
+                ),
             }
         })
         .collect()
 }
 
+/// Geometric mean of max(a/b, b/a) over the pairs, `None` if there are none.
+fn ratio_geomean(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
+    let (mut sum, mut n) = (0.0, 0usize);
+    for (a, b) in pairs {
+        sum += (a / b).ln().abs();
+        n += 1;
+    }
+    (n > 0).then(|| (sum / n as f64).exp())
+}
+
 /// The columns of `side_by_side.csv` every reader needs; `requests` (the
-/// HP requests of the run) follows them.
+/// HP requests of the run) and the mean slowdowns
+/// ([`SIDE_BY_SIDE_MEAN_COLUMNS`]) follow them.
 pub const SIDE_BY_SIDE_COLUMNS: [&str; 9] = [
     "hp",
     "be",
@@ -140,16 +166,25 @@ pub const SIDE_BY_SIDE_COLUMNS: [&str; 9] = [
     "be_throughput",
 ];
 
+/// The simulated and published mean slowdowns: the last columns.
+pub const SIDE_BY_SIDE_MEAN_COLUMNS: [&str; 2] = ["mean_slowdown", "published_mean_slowdown"];
+
 /// Write `side_by_side.csv` (published columns empty where there is none).
 pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetError> {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.4}"));
     write_atomic(path, |w| {
         let io = |e: std::io::Error| DatasetError::io(path, e);
-        writeln!(w, "{},requests", SIDE_BY_SIDE_COLUMNS.join(",")).map_err(io)?;
+        writeln!(
+            w,
+            "{},requests,{}",
+            SIDE_BY_SIDE_COLUMNS.join(","),
+            SIDE_BY_SIDE_MEAN_COLUMNS.join(",")
+        )
+        .map_err(io)?;
         for r in rows {
             writeln!(
                 w,
-                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4},{}",
+                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4},{},{},{}",
                 r.hp,
                 r.be,
                 r.policy,
@@ -159,7 +194,9 @@ pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetEr
                 opt(r.published_system_throughput),
                 r.hp_throughput,
                 r.be_throughput,
-                r.requests.map_or(String::new(), |n| n.to_string())
+                r.requests.map_or(String::new(), |n| n.to_string()),
+                opt(r.mean_slowdown),
+                opt(r.published_mean_slowdown)
             )
             .map_err(io)?;
         }
@@ -174,13 +211,6 @@ pub fn read_side_by_side(path: &Path) -> Result<Vec<SideRow>, crate::error::RunE
     table
         .rows()
         .map(|r| {
-            let opt = |c: &str| {
-                if r.text(c).is_empty() {
-                    Ok(None)
-                } else {
-                    r.number(c).map(Some)
-                }
-            };
             Ok(SideRow {
                 hp: r.text("hp").to_string(),
                 be: r.text("be").to_string(),
@@ -189,12 +219,14 @@ pub fn read_side_by_side(path: &Path) -> Result<Vec<SideRow>, crate::error::RunE
                 hp_throughput: r.number("hp_throughput")?,
                 be_throughput: r.number("be_throughput")?,
                 system_throughput: r.number("system_throughput")?,
-                published_p99_slowdown: opt("published_p99_slowdown")?,
-                published_system_throughput: opt("published_system_throughput")?,
+                published_p99_slowdown: r.optional_number("published_p99_slowdown")?,
+                published_system_throughput: r.optional_number("published_system_throughput")?,
                 requests: match r.text("requests") {
                     "" => None,
                     _ => Some(r.count("requests")?),
                 },
+                mean_slowdown: r.optional_number("mean_slowdown")?,
+                published_mean_slowdown: r.optional_number("published_mean_slowdown")?,
             })
         })
         .collect()
@@ -213,6 +245,7 @@ mod tests {
             requests: 1700,
             p99_overhead_pct: 0.0,
             service_p99_slowdown: slowdown,
+            service_mean_slowdown: Some(slowdown / 2.0),
             hp_throughput: 1.0,
             be_throughput: sys - 1.0,
             system_throughput: sys,
@@ -229,6 +262,7 @@ mod tests {
                 PublishedResult {
                     p99_slowdown: 2.0,
                     system_throughput,
+                    mean_slowdown: Some(1.5),
                 },
             )],
         }]
@@ -243,13 +277,23 @@ mod tests {
         write_side_by_side(&path, &rows).unwrap();
         assert_eq!(read_side_by_side(&path).unwrap(), rows);
         assert!(rows.iter().all(|r| r.requests == Some(1700)));
-        // A file from before the `requests` column still reads.
+        assert_eq!(rows[0].published_mean_slowdown, Some(1.5));
+        // Files from before the mean columns, and before `requests`, still
+        // read.
         let text = std::fs::read_to_string(&path).unwrap();
-        let old: String = text
-            .lines()
-            .map(|l| format!("{}\n", &l[..l.rfind(',').unwrap()]))
-            .collect();
-        std::fs::write(&path, old).unwrap();
+        let without_last = |text: &str, n: usize| -> String {
+            text.lines()
+                .map(|l| {
+                    let fields: Vec<&str> = l.split(',').collect();
+                    format!("{}\n", fields[..fields.len() - n].join(","))
+                })
+                .collect()
+        };
+        std::fs::write(&path, without_last(&text, 2)).unwrap();
+        let back = read_side_by_side(&path).unwrap();
+        assert!(back.iter().all(|r| r.mean_slowdown.is_none()));
+        assert_eq!(back[0].requests, Some(1700));
+        std::fs::write(&path, without_last(&text, 3)).unwrap();
         let back = read_side_by_side(&path).unwrap();
         assert!(back.iter().all(|r| r.requests.is_none()));
         assert_eq!(back[0].p99_slowdown, rows[0].p99_slowdown);
@@ -266,11 +310,14 @@ mod tests {
         assert_eq!(e.len(), 2);
         assert!((e[0].p99_ratio_geomean.unwrap() - 2.0).abs() < 1e-12);
         assert!((e[0].system_throughput_mae.unwrap() - 0.2).abs() < 1e-12);
+        // Mean slowdown 2.0 against the published 1.5.
+        assert!((e[0].mean_ratio_geomean.unwrap() - 2.0 / 1.5).abs() < 1e-12);
         // Half the slowdown is as far off as twice it.
         let rows = join(&[sim("mps", 1.0, 1.7)], &published);
         assert!((policy_errors(&rows)[0].p99_ratio_geomean.unwrap() - 2.0).abs() < 1e-12);
         // A policy the artifact did not run has no published figures.
         assert_eq!(e[1].p99_ratio_geomean, None);
+        assert_eq!(e[1].mean_ratio_geomean, None);
         assert_eq!(rows[0].published_p99_slowdown, Some(2.0));
     }
 
