@@ -217,16 +217,19 @@ fn side_by_side_puts_a_run_beside_the_published_table() {
         .success();
     let published = repo().join("data/tally-bench-a100/per_pair_p99_and_throughput_derived.csv");
     let side = dir.path().join("side_by_side.csv");
-    let stdout = tally_e2e::stdout_of(
-        tally()
-            .arg("side-by-side")
-            .arg(&run)
-            .arg("--published")
-            .arg(&published)
-            .arg("--out")
-            .arg(&side)
-            .args(["--format", "csv"]),
-    );
+    let side_by_side = |format: &str| {
+        tally_e2e::stdout_of(
+            tally()
+                .arg("side-by-side")
+                .arg(&run)
+                .arg("--published")
+                .arg(&published)
+                .arg("--out")
+                .arg(&side)
+                .args(["--format", format]),
+        )
+    };
+    let stdout = side_by_side("csv");
     assert!(stdout.starts_with("policy,pairs,p99_slowdown"), "{stdout}");
     let (header, rows) = read_csv(&side);
     assert_eq!(header[..7].join(","), "hp,be,policy,p99_slowdown,system_throughput,published_p99_slowdown,published_system_throughput");
@@ -246,6 +249,19 @@ fn side_by_side_puts_a_run_beside_the_published_table() {
         .next()
         .unwrap()
         .contains("mean_ratio_geomean"));
+    // The unit of both: BERT's request alone, 4.05 ms on the A100.
+    assert_eq!(&rows[0][column("published_hp_alone_ms")], "4.0500");
+    let alone: f64 = rows[0][column("hp_alone_ms")].parse().unwrap();
+    assert!(
+        alone > 0.5 && alone < 10.0,
+        "simulated BERT-large request alone {alone} ms"
+    );
+    let table = side_by_side("table");
+    let alone_line = table
+        .lines()
+        .find(|l| l.starts_with("bert-large:infer@1"))
+        .unwrap_or_else(|| panic!("no HP alone line in\n{table}"));
+    assert!(alone_line.contains("4.050"), "{alone_line}");
 
     // A directory that is not a run, and a damaged published table.
     fails_with(

@@ -66,6 +66,9 @@ pub struct PublishedResult {
 pub struct PublishedPair {
     pub hp: String,
     pub be: String,
+    /// The HP request's mean latency alone, ms (`None` in a table without
+    /// `baseline_avg_ms`).
+    pub hp_alone_ms: Option<f64>,
     /// By policy name (this tool's), in [`SYSTEMS`] order.
     pub results: Vec<(String, PublishedResult)>,
 }
@@ -120,6 +123,7 @@ pub fn read_published(path: &Path) -> Result<Vec<PublishedPair>, RunError> {
         pairs.push(PublishedPair {
             hp: job("hp_job")?,
             be: job("be_job")?,
+            hp_alone_ms: row.optional_number("baseline_avg_ms")?,
             results,
         });
     }

@@ -295,6 +295,8 @@ pub struct SummaryRow {
     pub service_p99_slowdown: f64,
     /// `None` in files written before the column existed.
     pub service_mean_slowdown: Option<f64>,
+    /// The HP request's mean service latency alone, ms (`None` likewise).
+    pub alone_service_avg_ms: Option<f64>,
     pub hp_throughput: f64,
     pub be_throughput: f64,
     pub system_throughput: f64,
@@ -314,6 +316,7 @@ pub fn read_summary(path: &Path) -> Result<Vec<SummaryRow>, crate::error::RunErr
                 p99_overhead_pct: r.number("p99_overhead_pct")?,
                 service_p99_slowdown: r.number("service_p99_slowdown")?,
                 service_mean_slowdown: r.optional_number("service_mean_slowdown")?,
+                alone_service_avg_ms: r.optional_number("alone_service_avg_ms")?,
                 hp_throughput: r.number("hp_throughput")?,
                 be_throughput: r.number("be_throughput")?,
                 system_throughput: r.number("system_throughput")?,

@@ -35,6 +35,10 @@ pub struct SideRow {
     /// where a file predates it or the artifact did not measure it).
     pub mean_slowdown: Option<f64>,
     pub published_mean_slowdown: Option<f64>,
+    /// The HP request's mean latency alone, ms, simulated and published
+    /// (what every slowdown of the row is relative to).
+    pub hp_alone_ms: Option<f64>,
+    pub published_hp_alone_ms: Option<f64>,
 }
 
 /// Join simulated summaries with the published pairs (a policy or pair
@@ -43,10 +47,10 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
     simulated
         .iter()
         .map(|s| {
-            let result = published
+            let pair = published
                 .iter()
-                .find(|p| same_job(&p.hp, &s.hp) && same_job(&p.be, &s.be))
-                .and_then(|p| p.result(&s.policy));
+                .find(|p| same_job(&p.hp, &s.hp) && same_job(&p.be, &s.be));
+            let result = pair.and_then(|p| p.result(&s.policy));
             SideRow {
                 hp: s.hp.clone(),
                 be: s.be.clone(),
@@ -60,6 +64,8 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
                 requests: Some(s.requests),
                 mean_slowdown: s.service_mean_slowdown,
                 published_mean_slowdown: result.and_then(|r| r.mean_slowdown),
+                hp_alone_ms: s.alone_service_avg_ms,
+                published_hp_alone_ms: pair.and_then(|p| p.hp_alone_ms),
             }
         })
         .collect()
@@ -141,6 +147,23 @@ pub fn policy_errors(rows: &[SideRow]) -> Vec<PolicyError> {
         .collect()
 }
 
+/// Each HP job's request alone, simulated and published (ms), in
+/// first-seen order: the unit every slowdown of its rows is measured in.
+/// The simulated time is the first row's that has one.
+pub fn hp_alone_times(rows: &[SideRow]) -> Vec<(String, Option<f64>, Option<f64>)> {
+    let mut out: Vec<(String, Option<f64>, Option<f64>)> = Vec::new();
+    for r in rows {
+        match out.iter_mut().find(|(hp, _, _)| *hp == r.hp) {
+            Some(entry) => {
+                entry.1 = entry.1.or(r.hp_alone_ms);
+                entry.2 = entry.2.or(r.published_hp_alone_ms);
+            }
+            None => out.push((r.hp.clone(), r.hp_alone_ms, r.published_hp_alone_ms)),
+        }
+    }
+    out
+}
+
 /// Geometric mean of max(a/b, b/a) over the pairs, `None` if there are none.
 fn ratio_geomean(pairs: impl Iterator<Item = (f64, f64)>) -> Option<f64> {
     let (mut sum, mut n) = (0.0, 0usize);
@@ -166,8 +189,14 @@ pub const SIDE_BY_SIDE_COLUMNS: [&str; 9] = [
     "be_throughput",
 ];
 
-/// The simulated and published mean slowdowns: the last columns.
-pub const SIDE_BY_SIDE_MEAN_COLUMNS: [&str; 2] = ["mean_slowdown", "published_mean_slowdown"];
+/// The simulated and published mean slowdowns and HP request times alone:
+/// the last columns (older files lack them).
+pub const SIDE_BY_SIDE_MEAN_COLUMNS: [&str; 4] = [
+    "mean_slowdown",
+    "published_mean_slowdown",
+    "hp_alone_ms",
+    "published_hp_alone_ms",
+];
 
 /// Write `side_by_side.csv` (published columns empty where there is none).
 pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetError> {
@@ -184,7 +213,7 @@ pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetEr
         for r in rows {
             writeln!(
                 w,
-                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4},{},{},{}",
+                "{},{},{},{:.4},{:.4},{},{},{:.4},{:.4},{},{},{},{},{}",
                 r.hp,
                 r.be,
                 r.policy,
@@ -196,7 +225,9 @@ pub fn write_side_by_side(path: &Path, rows: &[SideRow]) -> Result<(), DatasetEr
                 r.be_throughput,
                 r.requests.map_or(String::new(), |n| n.to_string()),
                 opt(r.mean_slowdown),
-                opt(r.published_mean_slowdown)
+                opt(r.published_mean_slowdown),
+                opt(r.hp_alone_ms),
+                opt(r.published_hp_alone_ms)
             )
             .map_err(io)?;
         }
@@ -227,6 +258,8 @@ pub fn read_side_by_side(path: &Path) -> Result<Vec<SideRow>, crate::error::RunE
                 },
                 mean_slowdown: r.optional_number("mean_slowdown")?,
                 published_mean_slowdown: r.optional_number("published_mean_slowdown")?,
+                hp_alone_ms: r.optional_number("hp_alone_ms")?,
+                published_hp_alone_ms: r.optional_number("published_hp_alone_ms")?,
             })
         })
         .collect()
@@ -246,6 +279,7 @@ mod tests {
             p99_overhead_pct: 0.0,
             service_p99_slowdown: slowdown,
             service_mean_slowdown: Some(slowdown / 2.0),
+            alone_service_avg_ms: Some(1.7),
             hp_throughput: 1.0,
             be_throughput: sys - 1.0,
             system_throughput: sys,
@@ -257,6 +291,7 @@ mod tests {
         vec![PublishedPair {
             hp: "h".into(),
             be: be.into(),
+            hp_alone_ms: Some(4.05),
             results: vec![(
                 "mps".into(),
                 PublishedResult {
@@ -278,6 +313,11 @@ mod tests {
         assert_eq!(read_side_by_side(&path).unwrap(), rows);
         assert!(rows.iter().all(|r| r.requests == Some(1700)));
         assert_eq!(rows[0].published_mean_slowdown, Some(1.5));
+        // One HP job: its request alone, simulated and published.
+        assert_eq!(
+            hp_alone_times(&rows),
+            vec![("h".to_string(), Some(1.7), Some(4.05))]
+        );
         // Files from before the mean columns, and before `requests`, still
         // read.
         let text = std::fs::read_to_string(&path).unwrap();
@@ -289,11 +329,12 @@ mod tests {
                 })
                 .collect()
         };
-        std::fs::write(&path, without_last(&text, 2)).unwrap();
+        std::fs::write(&path, without_last(&text, 4)).unwrap();
         let back = read_side_by_side(&path).unwrap();
         assert!(back.iter().all(|r| r.mean_slowdown.is_none()));
+        assert!(back.iter().all(|r| r.hp_alone_ms.is_none()));
         assert_eq!(back[0].requests, Some(1700));
-        std::fs::write(&path, without_last(&text, 3)).unwrap();
+        std::fs::write(&path, without_last(&text, 5)).unwrap();
         let back = read_side_by_side(&path).unwrap();
         assert!(back.iter().all(|r| r.requests.is_none()));
         assert_eq!(back[0].p99_slowdown, rows[0].p99_slowdown);

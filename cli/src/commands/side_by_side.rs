@@ -7,9 +7,9 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use tally_sched::published::read_published;
 use tally_sched::run_output::{read_summary, SUMMARY_CSV};
-use tally_sched::side_by_side::{join, policy_errors, write_side_by_side};
+use tally_sched::side_by_side::{hp_alone_times, join, policy_errors, write_side_by_side};
 
-use crate::args::SideBySideArgs;
+use crate::args::{SideBySideArgs, TableFormat};
 use crate::output::Table;
 
 pub fn run(args: &SideBySideArgs) -> Result<()> {
@@ -56,6 +56,16 @@ pub fn run(args: &SideBySideArgs) -> Result<()> {
     }
     let mut out = std::io::stdout().lock();
     t.write(args.output.format, &mut out)?;
+    // The unit of every slowdown: each HP request alone. Only in the
+    // human-readable form, so that csv and json stay one table.
+    if args.output.format == TableFormat::Table {
+        let mut alone = Table::new(&["hp", "alone_ms", "published_alone_ms"]);
+        for (hp, sim, published) in hp_alone_times(&rows) {
+            alone.push(vec![hp, opt(sim, 3), opt(published, 3)]);
+        }
+        writeln!(out)?;
+        alone.write(args.output.format, &mut out)?;
+    }
     out.flush()?;
     Ok(())
 }
