@@ -49,6 +49,14 @@ for key in "${keys[@]}"; do
   [ -n "$u" ] || { echo "no GPU utilisation for $key in $single" >&2; exit 2; }
   utils+=("$u")
 done
+# Both HP servers are ONNX Runtime sessions called from Python at batch 1,
+# which issue one kernel per operator from the CPU: 8.1 us per launch on an
+# A100, from ONNX Runtime's own benchmark there (microsoft/onnxruntime PR
+# 12670, A100-SXM4-40GB: bert-base-cased FP16, batch 1, sequence 8,
+# 1.06 ms; at sequence 8 the zoo's bert-base request launches 130 kernels,
+# each shorter on the GPU than its launch, so 1.06 ms ~ 130 x 8.1 us; at
+# sequence 128 the same interval gives 1.19 ms against the published 1.17).
+hp_launch_us=8.1
 policies=time-slicing,mps,mps-priority,tgs,tally,tally-predict
 mkdir -p "$out/pairs"
 start=$(date +%s)
@@ -63,6 +71,7 @@ for hp in "${hps[@]}"; do
     dir="$out/pairs/${hp%%[:@]*}--${be%%[:@]*}"
     echo "== $hp + $be (GPU utilisation alone ${utils[$i]}; $duration)" >&2
     "$tally" run --hp "$hp" --be "$be" --be-gpu-util "${utils[$i]}" \
+      --hp-launch-us "$hp_launch_us" \
       --compare "$policies" --predictor "$predictor" \
       --load 0.5 --duration "$duration" --seed 1 --gpu "$gpu" --out "$dir" --force > /dev/null
     dirs+=("$dir")

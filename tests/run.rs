@@ -19,6 +19,8 @@ fn run_compares_policies_and_writes_its_tables() {
             "mps,tally,tally-predict",
             "--predictor",
             "oracle",
+            "--hp-launch-us",
+            "8.1",
             "--load",
             "0.5",
             "--duration",
@@ -62,6 +64,11 @@ fn run_compares_policies_and_writes_its_tables() {
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).expect("run.json"))
             .expect("json");
     assert_eq!(meta["hp"], "bert-base:infer");
+    assert_eq!(meta["hp_launch_us"], 8.1);
+    // Launch-bound at 8.1 us per kernel, BERT-base's request (142 kernels)
+    // takes at least 142 x 8.1 us alone.
+    let alone_avg: f64 = rows[0][col("alone_service_avg_ms")].parse().expect("alone");
+    assert!(alone_avg >= 142.0 * 8.1e-3, "alone {alone_avg} ms");
     // A second run into the same directory needs --force.
     fails_with(
         tally()
@@ -82,7 +89,7 @@ fn run_compares_policies_and_writes_its_tables() {
 fn run_rejects_bad_input_clearly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (
             &["--hp", "bert-base:infer", "--policy", "fifo"],
             "unknown policy `fifo`",
@@ -125,6 +132,10 @@ fn run_rejects_bad_input_clearly() {
                 "0.5,0.9",
             ],
             "--be-gpu-util: 2 values for 1 --be jobs",
+        ),
+        (
+            &["--hp", "bert-base:infer", "--hp-launch-us=-2"],
+            "--hp-launch-us -2: expected a host time per launch >= 0",
         ),
     ];
     let header = "Name,Profile,Memory_footprint,SM_usage,Duration\n";

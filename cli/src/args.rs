@@ -536,6 +536,12 @@ pub struct RunArgs {
     /// alone [default: 1]
     #[arg(long, value_delimiter = ',')]
     pub be_gpu_util: Vec<f64>,
+    /// Host time the HP server spends issuing each kernel, microseconds: a
+    /// framework that launches every operator from the CPU (ONNX Runtime
+    /// at batch 1 takes about 8.1 on an A100) cannot start kernel i of a
+    /// request before i+1 of these have passed; 0 lets the GPU set the pace
+    #[arg(long, default_value_t = 0.0, value_name = "US")]
+    pub hp_launch_us: f64,
     /// GPU that kernel traces were measured on: their kernels are
     /// calibrated to the measured durations there.
     #[arg(long, default_value = "v100")]

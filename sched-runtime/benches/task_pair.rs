@@ -23,11 +23,7 @@ use tally_sched::workload::JobSpec;
 
 fn job(name: &str) -> JobSpec {
     let model = zoo::resolve_model(name, &ParamsOverride::default()).expect("zoo model");
-    JobSpec {
-        name: name.to_string(),
-        kernels: model.launches(),
-        gpu_util: 1.0,
-    }
+    JobSpec::gpu_bound(name, model.launches())
 }
 
 fn bench(c: &mut Criterion) {

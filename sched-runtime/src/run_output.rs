@@ -85,6 +85,8 @@ pub struct RunRequest {
     pub be: Vec<String>,
     /// Each BE job's GPU utilisation alone (`JobSpec::gpu_util`).
     pub be_gpu_util: Vec<f64>,
+    /// The HP job's host time per launch (`JobSpec::launch_interval_us`).
+    pub hp_launch_us: f64,
     pub trace_gpu: String,
     pub predictor: Option<String>,
     pub tolerance: f64,
@@ -105,6 +107,8 @@ struct RunJson<'a> {
     arrivals: String,
     hp: &'a str,
     be: &'a [String],
+    be_gpu_util: &'a [f64],
+    hp_launch_us: f64,
     trace_gpu: &'a str,
     predictor: &'a Option<String>,
     tolerance: f64,
@@ -152,6 +156,8 @@ pub fn write_run(
         arrivals: format!("{arrivals:?}"),
         hp: &request.hp,
         be: &request.be,
+        be_gpu_util: &request.be_gpu_util,
+        hp_launch_us: request.hp_launch_us,
         trace_gpu: &request.trace_gpu,
         predictor: &request.predictor,
         tolerance: request.tolerance,

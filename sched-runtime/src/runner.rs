@@ -51,6 +51,15 @@ pub fn run_on(
                 reason: "job has no kernels".into(),
             });
         }
+        if !JobSpec::valid_launch_interval(spec.launch_interval_us) {
+            return Err(RunError::Input {
+                what: spec.name.clone(),
+                reason: format!(
+                    "launch interval {} us must be finite and >= 0",
+                    spec.launch_interval_us
+                ),
+            });
+        }
         let mut kernels = Vec::new();
         let mut alone = Vec::new();
         for k in &spec.kernels {
@@ -69,6 +78,8 @@ pub fn run_on(
             in_flight: None,
             active: false,
             host_until: None,
+            launch_interval_us: spec.launch_interval_us,
+            issue_origin: 0.0,
         });
         host_us.push(if role == JobRole::Be {
             host_us_per_iteration(spec)? * gpu_us
@@ -116,6 +127,7 @@ pub fn run_on(
                 jobs[0].cursor = 0;
                 jobs[0].progress = 0;
                 current_start = (a, engine.now());
+                jobs[0].issue_origin = engine.now();
                 hp_idle_since = None;
             }
         }
@@ -184,6 +196,8 @@ pub fn run_on(
                         if host_us[j] > 0.0 {
                             job.host_until = Some(c.time_us + host_us[j]);
                         }
+                        // Its host issues the next iteration once back.
+                        job.issue_origin = c.time_us + host_us[j];
                     }
                 }
             }

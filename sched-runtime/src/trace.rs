@@ -242,11 +242,7 @@ pub fn trace_job(path: &Path, trace_gpu: &GpuSpec) -> Result<JobSpec, TraceError
         .enumerate()
         .map(|(i, r)| row_kernel(r, i, trace_gpu))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(JobSpec {
-        name: path.display().to_string(),
-        kernels,
-        gpu_util: 1.0,
-    })
+    Ok(JobSpec::gpu_bound(path.display().to_string(), kernels))
 }
 
 #[cfg(test)]

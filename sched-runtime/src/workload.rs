@@ -22,9 +22,34 @@ pub struct JobSpec {
     /// alone (the Tally artifact's `single-job-perf.csv` has it for its
     /// BE jobs). Not used for the HP job, whose idle time is its arrivals.
     pub gpu_util: f64,
+    /// Host time to issue one kernel, microseconds (0: the host keeps ahead
+    /// of the GPU). A framework that launches each operator from the CPU
+    /// (ONNX Runtime, PyTorch eager) issues a request's or an iteration's
+    /// kernels one after another at its per-operator cost; kernel `i` of a
+    /// request (or iteration) cannot start before `(i + 1)` of these have
+    /// passed since it began. Where the GPU runs a kernel in less, the job is
+    /// launch-bound: the GPU idles between its kernels, and a co-runner's
+    /// delay shorter than that slack costs it nothing.
+    pub launch_interval_us: f64,
 }
 
 impl JobSpec {
+    /// A job whose host keeps ahead of the GPU and that keeps the GPU busy
+    /// alone (`gpu_util` 1, no launch interval).
+    pub fn gpu_bound(name: impl Into<String>, kernels: Vec<KernelSpec>) -> JobSpec {
+        JobSpec {
+            name: name.into(),
+            kernels,
+            gpu_util: 1.0,
+            launch_interval_us: 0.0,
+        }
+    }
+
+    /// Whether `us` is a launch interval a job may have: finite and >= 0.
+    pub fn valid_launch_interval(us: f64) -> bool {
+        us.is_finite() && us >= 0.0
+    }
+
     /// Whether `u` is a GPU utilisation alone a job may have: in (0, 1].
     pub fn valid_gpu_util(u: f64) -> bool {
         u > 0.0 && u <= 1.0

@@ -152,16 +152,8 @@ fn a_kernel_spanning_two_of_the_others_is_paced_by_each_in_turn() {
 #[test]
 fn the_best_split_minimises_the_larger_slowdown() {
     let gpu = gpu_without_gaps();
-    let a = JobSpec {
-        name: "a".into(),
-        kernels: vec![compute_kernel("a", 8)],
-        gpu_util: 1.0,
-    };
-    let b = JobSpec {
-        name: "b".into(),
-        kernels: vec![memory_kernel("b", 8)],
-        gpu_util: 1.0,
-    };
+    let a = JobSpec::gpu_bound("a", vec![compute_kernel("a", 8)]);
+    let b = JobSpec::gpu_bound("b", vec![memory_kernel("b", 8)]);
     let splits = [(28, 80), (52, 56), (80, 28)];
     let mut profiles = KernelProfiles::default();
     for &(sa, sb) in &splits {
@@ -185,16 +177,8 @@ fn the_best_split_minimises_the_larger_slowdown() {
 #[test]
 fn a_kernel_without_a_profile_is_an_error_naming_it() {
     let gpu = gpu_without_gaps();
-    let a = JobSpec {
-        name: "a".into(),
-        kernels: vec![compute_kernel("lonely", 8)],
-        gpu_util: 1.0,
-    };
-    let b = JobSpec {
-        name: "b".into(),
-        kernels: vec![memory_kernel("b", 8)],
-        gpu_util: 1.0,
-    };
+    let a = JobSpec::gpu_bound("a", vec![compute_kernel("lonely", 8)]);
+    let b = JobSpec::gpu_bound("b", vec![memory_kernel("b", 8)]);
     let rates = Rates::Predicted {
         profiles: Arc::new(KernelProfiles::default()),
         pairs: Arc::new(ScalingOnly),
@@ -230,7 +214,7 @@ proptest! {
                     k
                 })
                 .collect();
-            JobSpec { name: name.into(), kernels, gpu_util: 1.0 }
+            JobSpec::gpu_bound(name, kernels)
         };
         let a = task("a", &a_kernels, sa);
         let b = task("b", &b_kernels, sb);

@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use tally_gpu::{KernelKind, Partition};
+use tally_gpu::{KernelKind, KernelSpec, Partition};
 use tally_sched::config_choice::{choose_config, DEFAULT_TURNAROUND_US, MIN_WORKER_BLOCKS};
 use tally_sched::engine::sim::SimEngine;
 use tally_sched::engine::{Completion, Engine, LaunchRequest};
@@ -442,14 +442,87 @@ fn a_gpu_utilisation_outside_zero_to_one_is_refused() {
             ..be_job("bad")
         }],
     };
+    let err = run_error(&bad);
+    assert!(err.contains("GPU utilisation"), "{err}");
+}
+
+/// The error `bad` is refused with under MPS.
+fn run_error(bad: &Workload) -> String {
     let names = vec!["mps".to_string()];
-    let err = tally_sched::experiment::run_policies(
-        &bad,
+    tally_sched::experiment::run_policies(
+        bad,
         &cfg(10_000.0, Arrivals::ClosedLoop),
         &names,
         &tally_sched::policy::PolicyOptions::default(),
         oracle,
     )
-    .unwrap_err();
-    assert!(err.to_string().contains("GPU utilisation"), "{err}");
+    .unwrap_err()
+    .to_string()
+}
+
+#[test]
+fn a_launch_bound_request_runs_at_its_hosts_pace_and_absorbs_short_delays() {
+    // Twenty small HP kernels, a few microseconds each on the GPU, issued
+    // by a host that takes 40 us per launch.
+    let tiny: Vec<KernelSpec> = (0..20)
+        .map(|i| kernel(&format!("tiny-{i}"), 16, 2.0e4, 2.0e3))
+        .collect();
+    let gpu_paced = JobSpec::gpu_bound("hp", tiny);
+    let host_paced = JobSpec {
+        launch_interval_us: 40.0,
+        ..gpu_paced.clone()
+    };
+    // A BE job of many short blocks: an HP kernel waits a block or so.
+    let be = JobSpec::gpu_bound(
+        "be",
+        vec![
+            kernel("be-a", 20_000, 4.0e4, 8.0e3),
+            kernel("be-b", 20_000, 2.0e3, 64.0e3),
+        ],
+    );
+    let run = |hp: &JobSpec| {
+        let w = Workload {
+            hp: hp.clone(),
+            be: vec![be.clone()],
+        };
+        summaries_for(&w, 100_000.0, Arrivals::ClosedLoop, &["mps"]).remove(0)
+    };
+    let (gpu, host) = (run(&gpu_paced), run(&host_paced));
+    // Alone, the host sets the pace: 20 launches of 40 us, the last
+    // kernel's few microseconds after.
+    let alone_ms = host.hp_alone_service_latency.avg;
+    assert!(
+        (0.8..0.85).contains(&alone_ms),
+        "host-paced request alone {alone_ms} ms"
+    );
+    assert!(
+        gpu.hp_alone_service_latency.avg < 0.4,
+        "GPU-paced request alone {} ms",
+        gpu.hp_alone_service_latency.avg
+    );
+    // Beside BE, what delays the GPU-paced request is absorbed by the
+    // slack between launches.
+    assert!(
+        gpu.service_mean_slowdown > 1.1,
+        "GPU-paced {}",
+        gpu.service_mean_slowdown
+    );
+    assert!(
+        host.service_mean_slowdown < 1.03,
+        "host-paced {}",
+        host.service_mean_slowdown
+    );
+}
+
+#[test]
+fn a_negative_launch_interval_is_refused() {
+    let bad = Workload {
+        hp: JobSpec {
+            launch_interval_us: -1.0,
+            ..hp_job()
+        },
+        be: vec![be_job("be")],
+    };
+    let err = run_error(&bad);
+    assert!(err.contains("launch interval"), "{err}");
 }

@@ -63,11 +63,7 @@ pub fn job(name: &str, want_training: Option<bool>, trace_gpu: &GpuSpec) -> Resu
             model.phase.as_str()
         );
     }
-    Ok(JobSpec {
-        name: name.to_string(),
-        kernels: model.launches(),
-        gpu_util: 1.0,
-    })
+    Ok(JobSpec::gpu_bound(name, model.launches()))
 }
 
 fn slowdown_model(spec: &Option<String>, gpu: &GpuSpec) -> Result<Option<Box<dyn SlowdownModel>>> {
@@ -117,10 +113,19 @@ pub fn run(args: &RunArgs) -> Result<()> {
         (None, None) => Arrivals::ClosedLoop,
     };
     let be_gpu_util = be_gpu_util(args)?;
+    if !JobSpec::valid_launch_interval(args.hp_launch_us) {
+        bail!(
+            "--hp-launch-us {}: expected a host time per launch >= 0 microseconds",
+            args.hp_launch_us
+        );
+    }
     let run_dir = RunDir::claim(&args.out, args.force)?;
     let trace_gpu = GpuSpec::resolve(&args.trace_gpu)?;
     let workload = Workload::new(
-        job(&args.hp, Some(false), &trace_gpu)?,
+        JobSpec {
+            launch_interval_us: args.hp_launch_us,
+            ..job(&args.hp, Some(false), &trace_gpu)?
+        },
         args.be
             .iter()
             .zip(&be_gpu_util)
@@ -168,6 +173,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         hp: args.hp.clone(),
         be: args.be.clone(),
         be_gpu_util,
+        hp_launch_us: args.hp_launch_us,
         trace_gpu: args.trace_gpu.clone(),
         predictor: args.predictor.clone(),
         tolerance: args.tolerance,

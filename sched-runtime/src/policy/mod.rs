@@ -48,6 +48,11 @@ pub struct Job {
     /// BE: on the host between iterations until this time (no GPU work;
     /// `JobSpec::gpu_util`), if it is.
     pub host_until: Option<f64>,
+    /// Host time to issue one kernel (`JobSpec::launch_interval_us`).
+    pub launch_interval_us: f64,
+    /// When the host began issuing the current request's (or iteration's)
+    /// kernels.
+    pub issue_origin: f64,
 }
 
 /// The launch a job has on the GPU.
@@ -62,6 +67,14 @@ pub struct InFlight {
 impl Job {
     pub fn kernel(&self) -> KernelId {
         self.kernels[self.cursor]
+    }
+
+    /// How long after `now` the host has issued the current kernel: the
+    /// `cursor + 1`-th launch of the request or iteration, one per
+    /// `launch_interval_us` from `issue_origin` (0 once it has).
+    pub fn issue_wait_us(&self, now: f64) -> f64 {
+        let issued_at = self.issue_origin + (self.cursor as f64 + 1.0) * self.launch_interval_us;
+        (issued_at - now).max(0.0)
     }
 
     /// Whether the job has a kernel waiting to be launched.
@@ -126,7 +139,7 @@ impl Ctx<'_> {
             sms: plan.sms,
             priority: plan.priority,
             with_overhead: true,
-            host_delay_us: self.forward_us,
+            host_delay_us: self.forward_us + job.issue_wait_us(self.engine.now()),
         })?;
         self.jobs[j].in_flight = Some(InFlight {
             launch,

@@ -103,11 +103,7 @@ pub fn hp_and_be() -> Workload {
 
 /// A job of the given kernels.
 pub fn job(name: &str, kernels: Vec<KernelSpec>) -> JobSpec {
-    JobSpec {
-        name: name.into(),
-        kernels,
-        gpu_util: 1.0,
-    }
+    JobSpec::gpu_bound(name, kernels)
 }
 
 pub fn summaries(workload: &Workload, arrivals: Arrivals, policies: &[&str]) -> Vec<Summary> {
