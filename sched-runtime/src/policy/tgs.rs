@@ -19,9 +19,14 @@
 //!   point is what is modelled here.
 //! - the maximum is the highest sample sustained; a sample more than
 //!   `REPROFILE` (20 %) away from it re-profiles (the maximum becomes
-//!   0.975 or 1.025 times the sample); with at least 3 of the last 5
-//!   samples under `IDLE_BLOCKS` blocks the HP job counts as inactive and
-//!   BE is unlimited.
+//!   0.975 or 1.025 times the sample); a sample `REBASE` (12 %) or more
+//!   under it, and not 20 %, re-bases it: the loop counts 20 turns at such
+//!   a deviation and then takes the maximum to 0.8 times itself, whereupon
+//!   the sample, now within `TRACK` of it, becomes the maximum and the
+//!   limit opens again (`update_rate_limit`'s `max_diff_counter`); with at
+//!   least 3 of the last 5 samples under `IDLE_BLOCKS` blocks the HP job
+//!   counts as inactive and BE is unlimited. So the gate closes for a
+//!   drop of 3 % to 12 %, not for a larger one.
 //!
 //! The loop watches throughput, not latency, which is why TGS lets an HP
 //! inference job's tail latency grow: an HP job below saturation keeps its
@@ -41,6 +46,9 @@ pub const THRESHOLD: f64 = 0.03;
 const REPROFILE: f64 = 0.2;
 /// Deviation within which a sample may raise the maximum.
 const TRACK: f64 = 0.1;
+/// A sample at least this far under the maximum (and within `REPROFILE`)
+/// re-bases the maximum to itself.
+const REBASE: f64 = 0.12;
 /// Samples below this many blocks count as the HP job being inactive.
 const IDLE_BLOCKS: f64 = 1000.0;
 /// Samples the inactivity rule looks at, and how many must be idle.
@@ -92,6 +100,8 @@ impl Tgs {
             self.max_rate = 0.975 * r;
         } else if d < -REPROFILE {
             self.max_rate = 1.025 * r;
+        } else if d <= -REBASE {
+            self.max_rate = r;
         } else if d.abs() <= TRACK {
             self.max_rate = self.max_rate.max(r);
         }
@@ -173,6 +183,16 @@ mod tests {
     fn a_drop_of_more_than_three_percent_closes_the_gate() {
         assert!(!gate(&[10_000.0, 9_500.0]));
         assert!(!gate(&[10_000.0, 10_500.0, 10_000.0]));
+    }
+
+    #[test]
+    fn a_drop_of_twelve_to_twenty_percent_rebases_the_maximum() {
+        // 15 % under: the maximum falls to the sample and BE flows again.
+        assert!(gate(&[10_000.0, 8_500.0]));
+        // 10 % under: within the band that closes the gate.
+        assert!(!gate(&[10_000.0, 9_000.0]));
+        // Re-based at 8,500, a later 8,400 is within 3 % of it.
+        assert!(gate(&[10_000.0, 8_500.0, 8_400.0]));
     }
 
     #[test]
