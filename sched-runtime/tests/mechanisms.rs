@@ -526,3 +526,30 @@ fn a_negative_launch_interval_is_refused() {
     let err = run_error(&bad);
     assert!(err.contains("launch interval"), "{err}");
 }
+
+#[test]
+fn a_launch_bound_request_pays_tallys_forwarding_in_every_launch() {
+    // Alone under Tally (nothing to preempt), a launch-bound request's
+    // host spends FORWARD_US more on each launch: its latency grows by
+    // FORWARD_US / interval; a GPU-paced one pays it once, on its last
+    // kernel's way to the GPU.
+    let tiny: Vec<KernelSpec> = (0..20)
+        .map(|i| kernel(&format!("tiny-{i}"), 16, 2.0e4, 2.0e3))
+        .collect();
+    let interval = 10.0;
+    let launch_bound = JobSpec {
+        launch_interval_us: interval,
+        ..JobSpec::gpu_bound("hp", tiny)
+    };
+    let w = Workload {
+        hp: launch_bound,
+        be: Vec::new(),
+    };
+    let s = summaries_for(&w, 50_000.0, Arrivals::ClosedLoop, &["tally"]).remove(0);
+    let expected = 1.0 + tally_sched::policy::tally::FORWARD_US / interval;
+    assert!(
+        (s.service_mean_slowdown - expected).abs() < 0.003,
+        "launch-bound under Tally alone: {} (expected {expected})",
+        s.service_mean_slowdown
+    );
+}

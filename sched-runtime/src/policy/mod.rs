@@ -69,12 +69,19 @@ impl Job {
         self.kernels[self.cursor]
     }
 
-    /// How long after `now` the host has issued the current kernel: the
-    /// `cursor + 1`-th launch of the request or iteration, one per
-    /// `launch_interval_us` from `issue_origin` (0 once it has).
-    pub fn issue_wait_us(&self, now: f64) -> f64 {
-        let issued_at = self.issue_origin + (self.cursor as f64 + 1.0) * self.launch_interval_us;
-        (issued_at - now).max(0.0)
+    /// Host time from `now` until the current kernel's launch reaches the
+    /// GPU. Every launch passes `forward_us` of forwarding (an interception
+    /// layer such as Tally's; 0 without one). A launch-bound job's host pays
+    /// it inside each launch call, one after another: the current kernel is
+    /// the `cursor + 1`-th launch of the request or iteration, each taking
+    /// `launch_interval_us + forward_us` from `issue_origin`.
+    pub fn launch_delay_us(&self, now: f64, forward_us: f64) -> f64 {
+        if self.launch_interval_us <= 0.0 {
+            return forward_us;
+        }
+        let per_launch = self.launch_interval_us + forward_us;
+        let issued_at = self.issue_origin + (self.cursor as f64 + 1.0) * per_launch;
+        (issued_at - now).max(forward_us)
     }
 
     /// Whether the job has a kernel waiting to be launched.
@@ -139,7 +146,7 @@ impl Ctx<'_> {
             sms: plan.sms,
             priority: plan.priority,
             with_overhead: true,
-            host_delay_us: self.forward_us + job.issue_wait_us(self.engine.now()),
+            host_delay_us: job.launch_delay_us(self.engine.now(), self.forward_us),
         })?;
         self.jobs[j].in_flight = Some(InFlight {
             launch,

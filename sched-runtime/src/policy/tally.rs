@@ -8,7 +8,8 @@
 //! What the real system pays, and where each cost sits here:
 //! - every launch of either job is intercepted by the client library and
 //!   forwarded to the Tally server before it reaches the GPU
-//!   (`FORWARD_US`, added to each launch's host path);
+//!   (`FORWARD_US`, added to each launch's host path: a launch-bound HP
+//!   server pays it in every launch call, one after another);
 //! - BE kernels run transformed: a PTB worker fetches each block from a
 //!   global counter (the engine's `PTB_FETCH_US`), a slice is a launch;
 //! - an HP arrival waits for the running BE blocks to reach their retreat
@@ -38,7 +39,9 @@ pub const UNTRANSFORMED_IDLE_US: f64 = 100_000.0;
 /// throughput, so forwarding costs 1 % of a request: 40.5 us of BERT's
 /// 4.05 ms over the 271 launches of `bert-large:infer@1` (0.15 us), 19.6 ms
 /// of Llama-2's 1.96 s over the 61 928 of `llama2-7b:infer` (0.32 us); the
-/// constant is their mean.
+/// constant is their mean. Being a share of the whole request spread over
+/// its launches, it is a per-launch host cost: a launch-bound job pays it
+/// serially (`Job::launch_delay_us`).
 pub const FORWARD_US: f64 = 0.25;
 
 #[derive(Debug)]
