@@ -163,6 +163,53 @@ fn run_rejects_bad_input_clearly() {
     }
 }
 
+/// A Tally benchmark arrival trace (tally-bench's `infer_trace/*.json`: a
+/// JSON array of seconds) replays request for request: each request of
+/// the run arrives at the trace's time, in ms; a bad entry is refused by
+/// its position.
+#[test]
+fn run_replays_a_tally_bench_arrival_trace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("trace.json");
+    std::fs::write(&trace, "[0.01, 0.0125, 0.05, 0.2, 0.2004, 5.0]").expect("write");
+    let out = dir.path().join("run");
+    tally()
+        .args(["run", "--hp", "bert-base:infer", "--be", "resnet50:train"])
+        .args(["--policy", "tally", "--duration", "300ms", "--arrivals"])
+        .arg(&trace)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let (header, rows) = read_csv(&out.join("requests.csv"));
+    let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+    let (policy, arrival) = (col("policy"), col("arrival_ms"));
+    // The HP-alone reference replays the same arrivals; the policy's rows.
+    let arrivals: Vec<f64> = rows
+        .iter()
+        .filter(|r| &r[policy] == "tally")
+        .map(|r| r[arrival].parse().expect("number"))
+        .collect();
+    // The arrival at 5 s falls after the 300 ms run.
+    let want = [10.0, 12.5, 50.0, 200.0, 200.4];
+    assert_eq!(arrivals.len(), want.len(), "{arrivals:?}");
+    for (got, want) in arrivals.iter().zip(want) {
+        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    }
+    std::fs::write(&trace, "[0.01, 0.005]").expect("write");
+    tally()
+        .args(["run", "--hp", "bert-base:infer", "--arrivals"])
+        .arg(&trace)
+        .arg("--out")
+        .arg(dir.path().join("bad"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("trace.json entry 2")
+                .and(predicate::str::contains("must not decrease")),
+        );
+}
+
 /// A real kernel trace (the shipped ResNet-50 forward pass) as the HP job:
 /// the run completes and HP alone takes the trace's measured time scaled
 /// to the GPU it runs on (between a third of the V100 time and 1.2 times

@@ -566,7 +566,8 @@ pub struct RunArgs {
     /// (default: a single-stream closed loop).
     #[arg(long, conflicts_with = "arrivals")]
     pub load: Option<f64>,
-    /// HP arrival times from a file (one time in ms per line).
+    /// HP arrival times from a file: one time in ms per line, or a Tally
+    /// benchmark trace (`infer_trace/*.json`: a JSON array of seconds).
     #[arg(long)]
     pub arrivals: Option<PathBuf>,
     /// Simulated time: `30s`, `500ms`, `2m`.

@@ -16,6 +16,7 @@
 //! here: a real-GPU engine lives beside the CUDA code and implements
 //! [`engine::Engine`].
 
+pub mod arrival_file;
 pub mod colocation;
 pub mod config_choice;
 pub mod csv_columns;

@@ -11,6 +11,7 @@ use tally_gpu::GpuSpec;
 use tally_predictor::{PredictorFile, RuntimePredictor};
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
+use tally_sched::arrival_file::read_arrival_file;
 use tally_sched::error::RunError;
 use tally_sched::experiment::{run_policies, PolicyComparison};
 use tally_sched::policy::registry::parse_policies;
@@ -18,7 +19,7 @@ use tally_sched::policy::slowdown::{OracleSlowdown, PredictorSlowdown, SlowdownM
 use tally_sched::policy::PolicyOptions;
 use tally_sched::run_output::{write_run, RunRequest};
 use tally_sched::runner::RunConfig;
-use tally_sched::workload::{read_arrival_file, Arrivals, JobSpec, Workload};
+use tally_sched::workload::{Arrivals, JobSpec, Workload};
 
 use crate::args::RunArgs;
 use crate::output::Table;
