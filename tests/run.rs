@@ -163,6 +163,56 @@ fn run_rejects_bad_input_clearly() {
     }
 }
 
+/// `--arrival-process fixed-count`: whatever the seed, the run holds the
+/// load's count of requests, floor(duration x load / request alone); the
+/// process is recorded in run.json; without `--load` it is refused.
+#[test]
+fn run_draws_the_loads_count_of_arrivals_when_asked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut counts = Vec::new();
+    for seed in ["1", "2", "3"] {
+        let out = dir.path().join(format!("run{seed}"));
+        tally()
+            .args(["run", "--hp", "bert-base:infer", "--policy", "mps"])
+            .args(["--load", "0.5", "--arrival-process", "fixed-count"])
+            .args(["--duration", "300ms", "--seed", seed, "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        let (header, rows) = read_csv(&out.join("summary.csv"));
+        let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+        let alone_ms: f64 = rows[0][col("alone_service_avg_ms")]
+            .parse()
+            .expect("number");
+        let want = (300.0 * 0.5 / alone_ms).floor() as usize;
+        let (header, rows) = read_csv(&out.join("requests.csv"));
+        let policy = header.iter().position(|h| h == "policy").expect("policy");
+        let served = rows.iter().filter(|r| &r[policy] == "alone").count();
+        // The last arrival may still be in service when the run ends.
+        assert!(served == want || served + 1 == want, "{served} of {want}");
+        counts.push(want);
+        let run_json = std::fs::read_to_string(out.join("run.json")).expect("run.json");
+        assert!(run_json.contains("FixedCount"), "{run_json}");
+    }
+    assert!(
+        counts.iter().all(|&c| c == counts[0] && c > 50),
+        "{counts:?}"
+    );
+    tally()
+        .args([
+            "run",
+            "--hp",
+            "bert-base:infer",
+            "--arrival-process",
+            "fixed-count",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("bad"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--load"));
+}
+
 /// A Tally benchmark arrival trace (tally-bench's `infer_trace/*.json`: a
 /// JSON array of seconds) replays request for request: each request of
 /// the run arrives at the trace's time, in ms; a bad entry is refused by

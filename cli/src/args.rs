@@ -188,6 +188,15 @@ pub struct KernelsBuildArgs {
     pub output: OutputArgs,
 }
 
+/// How `tally run --load` draws HP arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalProcess {
+    /// A Poisson process at the load.
+    Poisson,
+    /// The load's count of requests over the run, at uniform times.
+    FixedCount,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableFormat {
     Table,
@@ -562,10 +571,15 @@ pub struct RunArgs {
     /// Tally's turnaround-latency limit for BE kernel configurations, ms.
     #[arg(long, default_value_t = 0.0316)]
     pub turnaround_ms: f64,
-    /// Poisson HP arrivals at this fraction of the HP job's standalone capacity
-    /// (default: a single-stream closed loop).
+    /// HP arrivals at this fraction of the HP job's standalone capacity
+    /// (default: a single-stream closed loop), as `--arrival-process` says.
     #[arg(long, conflicts_with = "arrivals")]
     pub load: Option<f64>,
+    /// How `--load` arrivals are drawn: `poisson`, or `fixed-count`
+    /// (exactly the load's requests over the run at uniform times, as the
+    /// Tally benchmark builds its server traces).
+    #[arg(long, value_enum, default_value_t = ArrivalProcess::Poisson, requires = "load")]
+    pub arrival_process: ArrivalProcess,
     /// HP arrival times from a file: one time in ms per line, or a Tally
     /// benchmark trace (`infer_trace/*.json`: a JSON array of seconds).
     #[arg(long)]

@@ -12,7 +12,7 @@ use crate::policy::registry::by_name;
 use crate::policy::slowdown::SlowdownModel;
 use crate::policy::{Policy, PolicyOptions};
 use crate::runner::{run_on, RunConfig};
-use crate::workload::{arrival_times, Arrivals, Workload};
+use crate::workload::{arrival_times, Workload};
 
 /// A policy's run and its summary.
 #[derive(Debug, Clone)]
@@ -80,9 +80,9 @@ pub fn run_policies(
 /// The HP arrival times of `cfg` for `workload` (`None`: a closed loop);
 /// Poisson arrivals are scaled by one request's standalone latency.
 pub fn arrivals_for(cfg: &RunConfig, workload: &Workload) -> Result<Option<Vec<f64>>, RunError> {
-    let request_alone = match cfg.arrivals {
-        Arrivals::Poisson { .. } => hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?,
-        _ => 0.0,
+    let request_alone = match cfg.arrivals.load() {
+        Some(_) => hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?,
+        None => 0.0,
     };
     arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone)
 }

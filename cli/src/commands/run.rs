@@ -21,7 +21,7 @@ use tally_sched::run_output::{write_run, RunRequest};
 use tally_sched::runner::RunConfig;
 use tally_sched::workload::{Arrivals, JobSpec, Workload};
 
-use crate::args::RunArgs;
+use crate::args::{ArrivalProcess, RunArgs};
 use crate::output::Table;
 
 /// Parse `30s`, `500ms`, `2m` (a bare number is seconds) to microseconds.
@@ -109,7 +109,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
     };
     let options = PolicyOptions::new(args.turnaround_ms * 1e3, args.tolerance)?;
     let arrivals = match (args.load, &args.arrivals) {
-        (Some(load), _) => Arrivals::poisson(load)?,
+        (Some(load), _) => match args.arrival_process {
+            ArrivalProcess::Poisson => Arrivals::poisson(load)?,
+            ArrivalProcess::FixedCount => Arrivals::fixed_count(load)?,
+        },
         (None, Some(path)) => Arrivals::Times(read_arrival_file(path)?),
         (None, None) => Arrivals::ClosedLoop,
     };
