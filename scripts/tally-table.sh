@@ -35,6 +35,14 @@ case ${PRECISION:-fp32} in
   fp32) train=train-fp32 ;;
   *) echo "PRECISION must be amp or fp32" >&2; exit 2 ;;
 esac
+# The artifact's PyTorch is built without cuDNN (tally-bench
+# docker/Dockerfile.base: USE_CUDNN=0), so its convolutions are per-sample
+# im2col + cuBLAS GEMMs (`-nocudnn`); CUDNN=1 runs them as cuDNN would.
+case ${CUDNN:-0} in
+  0) train=$train-nocudnn ;;
+  1) ;;
+  *) echo "CUDNN must be 0 or 1" >&2; exit 2 ;;
+esac
 tally=${TALLY:-target/release/tally}
 [ -n "${TALLY:-}" ] || cargo build --release -q -p tally-cli
 predictor=${PREDICTOR:-runs/zoo-$gpu/model.json}

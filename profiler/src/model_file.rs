@@ -48,8 +48,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::model::{
-    param_count, training_iteration, Dtype, Model, ModelError, ModelParams, OpKind, Operator,
-    OptimizerKind, ParamsOverride, Phase,
+    param_count, training_iteration, ConvBackend, Dtype, Model, ModelError, ModelParams, OpKind,
+    Operator, OptimizerKind, ParamsOverride, Phase,
 };
 
 /// A positive integer: zero is rejected while the value is parsed, so the
@@ -268,6 +268,7 @@ impl Fields {
                 pad: self.num_or(F::Pad, Some(0))?,
                 groups: self.num_or(F::Groups, Some(1))?,
                 dtype: self.dtype(),
+                backend: ConvBackend::Cudnn,
             },
             OpTag::Elementwise => OpKind::Elementwise {
                 elements: self.num(F::Elements)?,

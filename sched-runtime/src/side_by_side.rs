@@ -72,10 +72,12 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
 }
 
 /// Whether two job arguments model the same artifact job: equal but for
-/// the `-fp32` precision of their variant (the artifact's training jobs
-/// ran in FP32; the AMP variant is the same job in mixed precision).
+/// the `-fp32` precision and `-nocudnn` library of their variant (the
+/// artifact's training jobs ran in FP32 on a PyTorch without cuDNN; the
+/// other variants are the same job run otherwise).
 fn same_job(a: &str, b: &str) -> bool {
-    a.replacen("-fp32", "", 1) == b.replacen("-fp32", "", 1)
+    let plain = |j: &str| j.replacen("-fp32", "", 1).replacen("-nocudnn", "", 1);
+    plain(a) == plain(b)
 }
 
 /// One policy over the pairs.
@@ -369,8 +371,12 @@ mod tests {
         fp32.be = "x:train-fp32@4".into();
         let mut other = sim("mps", 2.0, 1.7);
         other.be = "y:train-fp32@4".into();
-        let rows = join(&[fp32, other], &published);
+        let mut native = sim("mps", 2.0, 1.7);
+        native.be = "x:train-fp32-nocudnn@4".into();
+        let rows = join(&[fp32, other, native], &published);
         assert_eq!(rows[0].published_p99_slowdown, Some(2.0));
         assert_eq!(rows[1].published_p99_slowdown, None);
+        // So does the same job without cuDNN.
+        assert_eq!(rows[2].published_p99_slowdown, Some(2.0));
     }
 }

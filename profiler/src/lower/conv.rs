@@ -8,7 +8,7 @@ use tally_gpu::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 
 use super::builder::{ceil_div, clamp_memory, dim, kernel, Launch};
 use super::gemm::{plan, tiled, GemmShape};
-use crate::model::Dtype;
+use crate::model::{ConvBackend, Dtype};
 
 /// A convolution's shape, output size included, as floats for traffic math.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +25,7 @@ pub(crate) struct ConvShape {
     pub ho: f64,
     pub wo: f64,
     pub dtype: Dtype,
+    pub backend: ConvBackend,
 }
 
 impl ConvShape {
@@ -139,6 +140,9 @@ pub(crate) fn lower_conv(name: &str, c: ConvShape) -> Vec<KernelSpec> {
             },
         )];
     }
+    if c.backend == ConvBackend::Native {
+        return super::conv_native::forward(name, &c);
+    }
     let s = GemmShape {
         m: c.n * c.ho * c.wo,
         n: c.c_out / c.groups,
@@ -193,6 +197,9 @@ pub(crate) fn lower_conv_backward(name: &str, c: ConvShape) -> Vec<KernelSpec> {
             ),
         ];
     }
+    if c.backend == ConvBackend::Native {
+        return super::conv_native::backward(name, &c);
+    }
     // Strided dgrad is decomposed into stride^2 dense sub-problems (as
     // cuDNN does), so it does the forward's MACs, not stride^2 times more.
     let dgrad = GemmShape {
@@ -235,7 +242,7 @@ pub(crate) fn lower_conv_backward(name: &str, c: ConvShape) -> Vec<KernelSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::OpKind;
+    use crate::model::{ConvBackend, OpKind};
 
     fn conv(c_in: u64, c_out: u64, k: u64, stride: u64, groups: u64) -> (OpKind, ConvShape) {
         let op = OpKind::Conv2d {
@@ -250,6 +257,7 @@ mod tests {
             pad: k / 2,
             groups,
             dtype: Dtype::F16,
+            backend: ConvBackend::Cudnn,
         };
         let (ho, wo) = op.conv_output().unwrap();
         let f = |v: u64| v as f64;
@@ -266,6 +274,7 @@ mod tests {
             ho: f(ho),
             wo: f(wo),
             dtype: Dtype::F16,
+            backend: ConvBackend::Cudnn,
         };
         (op, shape)
     }
@@ -284,6 +293,7 @@ mod tests {
             pad: 3,
             groups: 1,
             dtype: Dtype::F16,
+            backend: ConvBackend::Cudnn,
         };
         assert_eq!(stem.conv_output(), Some((112, 112)));
         assert_eq!(conv(64, 64, 3, 2, 1).0.conv_output(), Some((28, 28)));

@@ -7,6 +7,7 @@
 mod attention;
 mod builder;
 mod conv;
+mod conv_native;
 mod elementwise;
 mod gemm;
 mod optimizer;
@@ -58,6 +59,7 @@ pub(crate) fn lower(name: &str, op: &OpKind, backward: bool) -> Vec<KernelSpec> 
             stride,
             groups,
             dtype,
+            backend,
             ..
         } => {
             let (ho, wo) = op.conv_output().unwrap_or((1, 1));
@@ -74,6 +76,7 @@ pub(crate) fn lower(name: &str, op: &OpKind, backward: bool) -> Vec<KernelSpec> 
                 ho: f(ho),
                 wo: f(wo),
                 dtype,
+                backend,
             };
             if backward {
                 conv::lower_conv_backward(name, c)
@@ -186,7 +189,7 @@ fn rowwise(name: &str, op: RowOp, rows: f64, cols: f64, e: f64, backward: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Dtype;
+    use crate::model::{ConvBackend, Dtype};
     use proptest::prelude::*;
 
     fn dtype() -> impl Strategy<Value = Dtype> {
@@ -231,11 +234,12 @@ mod tests {
         fn any_conv_or_attention_lowers_to_valid_kernels(
             n in 1u64..64, c in 1u64..512, hw in 7u64..128, k in prop_oneof![Just(1u64), Just(3), Just(5), Just(7)],
             stride in 1u64..3, depthwise: bool, heads in 1u64..32, q in 1u64..4096, extra in 0u64..4096,
-            backward: bool,
+            backward: bool, native: bool,
         ) {
             let conv = OpKind::Conv2d {
                 n, c_in: c, h: hw, w: hw, c_out: c, kh: k, kw: k, stride, pad: k / 2,
                 groups: if depthwise { c } else { 1 }, dtype: Dtype::F16,
+                backend: if native { ConvBackend::Native } else { ConvBackend::Cudnn },
             };
             check(&lower("c", &conv, backward))?;
             let attn = OpKind::Attention {

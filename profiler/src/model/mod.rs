@@ -2,6 +2,7 @@
 //! operators, models with their parameters, the derivation of a training
 //! iteration from a forward pass, and the error type of all of it.
 
+mod conv_backend;
 mod definition;
 mod dtype;
 mod error;
@@ -10,6 +11,7 @@ mod operator;
 mod params;
 mod training;
 
+pub use conv_backend::ConvBackend;
 pub use definition::Model;
 pub use dtype::Dtype;
 pub use error::ModelError;

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Dtype;
+use super::{ConvBackend, Dtype};
 
 fn one() -> u64 {
     1
@@ -57,6 +57,9 @@ pub enum OpKind {
         groups: u64,
         #[serde(default)]
         dtype: Dtype,
+        /// The library that runs it (default cuDNN).
+        #[serde(default, skip_serializing_if = "ConvBackend::is_cudnn")]
+        backend: ConvBackend,
     },
     /// Pointwise map over `elements`: relu, add, gelu, silu*mul, bias,
     /// dropout, cast, batch-norm inference. `flops_per_element` counts FP32

@@ -28,7 +28,9 @@ mod whisper;
 
 pub use name::ModelArg;
 
-use crate::model::{Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride, Phase};
+use crate::model::{
+    ConvBackend, Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride, Phase,
+};
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
 pub const NAMES: [&str; 20] = [
@@ -245,8 +247,10 @@ fn resolve_params(model: &str, d: Defaults, o: &ParamsOverride) -> Result<ModelP
 }
 
 /// Build a zoo model by name: `NAME`, `NAME:infer` or `NAME:train`, the
-/// variant optionally with `-fp32` (`NAME:train-fp32`: no mixed precision),
-/// each optionally followed by `@BATCH`.
+/// variant optionally with `-fp32` (`NAME:train-fp32`: no mixed precision)
+/// and `-nocudnn` (`NAME:train-fp32-nocudnn`: convolutions as a PyTorch
+/// built without cuDNN runs them, `ConvBackend::Native`), each optionally
+/// followed by `@BATCH`.
 pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     let parsed = ModelArg::parse(arg)?;
     let params = parsed.overrides(arg, params)?;
@@ -262,11 +266,20 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     // `-fp32`: the model as PyTorch runs it without autocast (FP32 tensors,
     // convolutions in TF32; `Dtype::in_fp32_model`), as the Tally
     // artifact's training jobs do (`amp: False`).
-    let (variant, fp32) = match variant.map(|v| v.strip_suffix("-fp32").ok_or(v)) {
-        Some(Ok(v)) => (Some(v), true),
-        Some(Err(v)) => (Some(v), false),
-        None => (None, false),
-    };
+    // `-nocudnn`: PyTorch without cuDNN, as the Tally artifact builds it
+    // (`ConvBackend` docs): per-sample im2col and cuBLAS GEMMs, which an
+    // FP32 model runs in FP32 (cuBLAS's default; cuDNN's TF32 default
+    // does not apply).
+    let (mut variant, mut fp32, mut native) = (variant, false, false);
+    while let Some(v) = variant {
+        if let Some(rest) = v.strip_suffix("-fp32") {
+            (variant, fp32) = (Some(rest), true);
+        } else if let Some(rest) = v.strip_suffix("-nocudnn") {
+            (variant, native) = (Some(rest), true);
+        } else {
+            break;
+        }
+    }
     let phase = match variant {
         None | Some("infer") => Phase::Inference,
         Some("train") => Phase::Training,
@@ -281,11 +294,14 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
         }
         _ => family.name.to_string(),
     };
+    if (fp32 || native) && phase == Phase::Inference {
+        canonical.push_str(":infer");
+    }
     if fp32 {
-        if phase == Phase::Inference {
-            canonical.push_str(":infer");
-        }
         canonical.push_str("-fp32");
+    }
+    if native {
+        canonical.push_str("-nocudnn");
     }
     if let Some(b) = parsed.batch {
         canonical.push_str(&format!("@{b}"));
@@ -294,9 +310,16 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     let mut operators = (family.build)(phase, &params);
     if fp32 {
         for op in &mut operators {
-            let convolution = matches!(op.op, OpKind::Conv2d { .. });
+            let convolution = matches!(op.op, OpKind::Conv2d { .. }) && !native;
             if let Some(d) = op.op.dtype_mut() {
                 *d = d.in_fp32_model(convolution);
+            }
+        }
+    }
+    if native {
+        for op in &mut operators {
+            if let OpKind::Conv2d { backend, .. } = &mut op.op {
+                *backend = ConvBackend::Native;
             }
         }
     }
@@ -422,6 +445,83 @@ mod tests {
             build("bert-base:train-fp16", &ParamsOverride::default()),
             Err(ModelError::NoVariant { .. })
         ));
+    }
+
+    #[test]
+    fn nocudnn_variant_runs_each_sample_as_im2col_and_an_ffma_gemm() {
+        let cudnn = default("resnet50:train-fp32@4");
+        let native = default("resnet50:train-fp32-nocudnn@4");
+        assert_eq!(native.name, "resnet50:train-fp32-nocudnn@4");
+        // Either suffix order names the same model.
+        assert_eq!(default("resnet50:train-nocudnn-fp32@4").name, native.name);
+        let kernels = |m: &Model| -> Vec<tally_gpu::KernelSpec> {
+            m.operators.iter().flat_map(|o| o.lower()).collect()
+        };
+        let (k_cudnn, k_native) = (kernels(&cudnn), kernels(&native));
+        // No cuDNN kernel is left: every convolution is GEMMs (and the
+        // column kernels), none on the tensor cores.
+        assert!(k_native.iter().all(|k| k.kind != KernelKind::Conv));
+        assert!(k_cudnn.iter().any(|k| k.kind == KernelKind::Conv));
+        let conv_ops: Vec<&Operator> = native
+            .operators
+            .iter()
+            .filter(|o| matches!(o.op, OpKind::Conv2d { .. }))
+            .collect();
+        assert_eq!(conv_ops.len(), 53 * 2, "forward and backward");
+        for o in &conv_ops {
+            if let OpKind::Conv2d { backend, dtype, .. } = o.op {
+                assert_eq!(
+                    (backend, dtype),
+                    (ConvBackend::Native, Dtype::F32),
+                    "{}",
+                    o.name
+                );
+            }
+            let ks = o.lower();
+            assert!(ks.iter().all(|k| k.work.tensor_flops == 0.0), "{}", o.name);
+            // One batch of 4: the per-sample kernels come 4 times (twice,
+            // data then weight gradient, backward).
+            let least = if o.backward { 8 } else { 4 };
+            assert!(
+                ks.len() % 4 == 0 && ks.len() >= least,
+                "{}: {}",
+                o.name,
+                ks.len()
+            );
+        }
+        // The same multiply-accumulates, on the FFMA pipe, in small GEMMs.
+        let macs = |ks: &[tally_gpu::KernelSpec], f: fn(&tally_gpu::KernelSpec) -> f64| {
+            ks.iter().map(f).sum::<f64>()
+        };
+        let cudnn_macs = macs(&k_cudnn, |k| {
+            if k.kind == KernelKind::Conv {
+                k.work.tensor_flops / 2.0 / 2.0
+            } else {
+                0.0
+            }
+        });
+        let native_macs = macs(&k_native, |k| {
+            if k.kind == KernelKind::Gemm {
+                k.work.ffma
+            } else {
+                0.0
+            }
+        });
+        let linear_macs = macs(&k_cudnn, |k| {
+            if k.kind == KernelKind::Gemm {
+                k.work.ffma
+            } else {
+                0.0
+            }
+        });
+        let ratio = (native_macs - linear_macs) / cudnn_macs;
+        assert!(within(ratio, 1.0, 0.1), "{ratio}");
+        assert!(
+            k_native.len() > 4 * k_cudnn.len() / 2,
+            "{} vs {}",
+            k_native.len(),
+            k_cudnn.len()
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@
 use std::ops::Range;
 
 use crate::model::{
-    checkpointed_training_iteration, param_count, Dtype, OpKind, Operator, OptimizerKind, Phase,
+    checkpointed_training_iteration, param_count, ConvBackend, Dtype, OpKind, Operator,
+    OptimizerKind, Phase,
 };
 
 /// Activation of a CNN layer (NCHW).
@@ -188,6 +189,7 @@ impl Net {
             pad: c.pad,
             groups: c.groups,
             dtype,
+            backend: ConvBackend::Cudnn,
         };
         let (h, w) = op.conv_output().unwrap_or((1, 1));
         self.push(format!("{name}.conv"), op);

@@ -6,7 +6,7 @@
 use super::net::Net;
 use super::transformer::{layer, Layer};
 use super::{Defaults, Param};
-use crate::model::{ModelParams, OpKind, Operator, OptimizerKind, Phase};
+use crate::model::{ConvBackend, ModelParams, OpKind, Operator, OptimizerKind, Phase};
 
 pub(crate) const DEFAULTS: Defaults = Defaults {
     batch: 32,
@@ -46,6 +46,7 @@ pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
             pad: 0,
             groups: 1,
             dtype,
+            backend: ConvBackend::Cudnn,
         },
     );
     let patches = b * 196 * HIDDEN;
