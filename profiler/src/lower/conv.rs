@@ -8,7 +8,7 @@ use tally_gpu::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 
 use super::builder::{ceil_div, clamp_memory, dim, kernel, Launch};
 use super::gemm::{plan, tiled, GemmShape};
-use crate::model::{ConvBackend, Dtype};
+use crate::model::Dtype;
 
 /// A convolution's shape, output size included, as floats for traffic math.
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +25,6 @@ pub(crate) struct ConvShape {
     pub ho: f64,
     pub wo: f64,
     pub dtype: Dtype,
-    pub backend: ConvBackend,
 }
 
 impl ConvShape {
@@ -51,7 +50,7 @@ impl ConvShape {
     fn overlap(&self) -> f64 {
         (self.kh * self.kw / (self.stride * self.stride)).max(1.0)
     }
-    fn is_depthwise(&self) -> bool {
+    pub(super) fn is_depthwise(&self) -> bool {
         self.groups > 1.0 && self.groups == self.c_in
     }
 }
@@ -140,9 +139,6 @@ pub(crate) fn lower_conv(name: &str, c: ConvShape) -> Vec<KernelSpec> {
             },
         )];
     }
-    if c.backend == ConvBackend::Native {
-        return super::conv_native::forward(name, &c);
-    }
     let s = GemmShape {
         m: c.n * c.ho * c.wo,
         n: c.c_out / c.groups,
@@ -196,9 +192,6 @@ pub(crate) fn lower_conv_backward(name: &str, c: ConvShape) -> Vec<KernelSpec> {
                 },
             ),
         ];
-    }
-    if c.backend == ConvBackend::Native {
-        return super::conv_native::backward(name, &c);
     }
     // Strided dgrad is decomposed into stride^2 dense sub-problems (as
     // cuDNN does), so it does the forward's MACs, not stride^2 times more.
@@ -274,7 +267,6 @@ mod tests {
             ho: f(ho),
             wo: f(wo),
             dtype: Dtype::F16,
-            backend: ConvBackend::Cudnn,
         };
         (op, shape)
     }

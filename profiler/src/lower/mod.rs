@@ -15,7 +15,7 @@ mod rowwise;
 
 use tally_gpu::{KernelKind, KernelSpec};
 
-use crate::model::OpKind;
+use crate::model::{ConvBackend, OpKind};
 use attention::AttnShape;
 use conv::ConvShape;
 use gemm::GemmShape;
@@ -76,12 +76,14 @@ pub(crate) fn lower(name: &str, op: &OpKind, backward: bool) -> Vec<KernelSpec> 
                 ho: f(ho),
                 wo: f(wo),
                 dtype,
-                backend,
             };
-            if backward {
-                conv::lower_conv_backward(name, c)
-            } else {
-                conv::lower_conv(name, c)
+            // PyTorch's own depthwise kernels run with or without cuDNN.
+            let native = backend == ConvBackend::Native && !c.is_depthwise();
+            match (native, backward) {
+                (true, true) => conv_native::backward(name, &c),
+                (true, false) => conv_native::forward(name, &c),
+                (false, true) => conv::lower_conv_backward(name, c),
+                (false, false) => conv::lower_conv(name, c),
             }
         }
         OpKind::Elementwise {
