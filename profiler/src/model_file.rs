@@ -26,7 +26,7 @@
 //! | `op`          | fields                                                               |
 //! |---------------|----------------------------------------------------------------------|
 //! | `gemm`        | `m n k`, `batch`=1, `dtype`                                          |
-//! | `conv2d`      | `n c_in h w c_out kh kw`, `stride`=1, `pad`=0, `groups`=1, `dtype`   |
+//! | `conv2d`      | `n c_in h w c_out kh kw`, `stride`=1, `pad`=0, `groups`=1, `dtype`, `backend` = `"cudnn"` / `"native"` (PyTorch without cuDNN) |
 //! | `elementwise` | `elements inputs outputs flops_per_element`, `dtype`                 |
 //! | `reduction`, `softmax`, `layer_norm` | `rows cols`, `dtype`                          |
 //! | `attention`   | `batch heads q_len kv_len head_dim`, `kv_heads`=heads, `causal`=false, `dtype` |
@@ -89,6 +89,7 @@ enum Val {
     Flag(bool),
     Text(String),
     Type(Dtype),
+    Library(ConvBackend),
     Kind(OptimizerKind),
     Tag(OpTag),
 }
@@ -116,6 +117,11 @@ impl From<String> for Val {
 impl From<Dtype> for Val {
     fn from(v: Dtype) -> Val {
         Val::Type(v)
+    }
+}
+impl From<ConvBackend> for Val {
+    fn from(v: ConvBackend) -> Val {
+        Val::Library(v)
     }
 }
 impl From<OptimizerKind> for Val {
@@ -174,6 +180,7 @@ fields! {
     Stride => "stride": Positive,
     Pad => "pad": u64,
     Groups => "groups": Positive,
+    Backend => "backend": ConvBackend,
     Elements => "elements": Positive,
     Inputs => "inputs": u64,
     Outputs => "outputs": Positive,
@@ -234,6 +241,13 @@ impl Fields {
         matches!(self.take(f), Some(Val::Flag(true)))
     }
 
+    fn backend(&mut self) -> ConvBackend {
+        match self.take(Field::Backend) {
+            Some(Val::Library(b)) => b,
+            _ => ConvBackend::default(),
+        }
+    }
+
     fn dtype(&mut self) -> Dtype {
         match self.take(Field::Dtype) {
             Some(Val::Type(d)) => d,
@@ -268,7 +282,7 @@ impl Fields {
                 pad: self.num_or(F::Pad, Some(0))?,
                 groups: self.num_or(F::Groups, Some(1))?,
                 dtype: self.dtype(),
-                backend: ConvBackend::Cudnn,
+                backend: self.backend(),
             },
             OpTag::Elementwise => OpKind::Elementwise {
                 elements: self.num(F::Elements)?,
@@ -578,6 +592,7 @@ pub fn load_model_file(path: &Path, params: &ParamsOverride) -> Result<Model, Mo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tally_gpu::KernelKind;
 
     const TINY_MLP: &str = include_str!("../examples-models/tiny-mlp.toml");
     const SMALL_CNN: &str = include_str!("../examples-models/small-cnn.json");
@@ -655,6 +670,32 @@ mod tests {
         let (line, _, field, _) = toml_err("name = \"x\"\nbatchh = 3\noperators = []\n");
         assert_eq!(line, Some(2));
         assert_eq!(field.as_deref(), Some("batchh"));
+    }
+
+    #[test]
+    fn a_convolution_may_run_without_cudnn() {
+        let conv = "name = \"x\"\noperators = [\n  { name = \"c\", op = \"conv2d\", n = 2, c_in = 8, h = 8, w = 8, c_out = 8, kh = 3, kw = 3, pad = 1";
+        let native = parse_model_file(
+            Path::new("m.toml"),
+            &format!("{conv}, backend = \"native\" }},\n]\n"),
+            false,
+        )
+        .unwrap();
+        let kinds: Vec<KernelKind> = native.launches().iter().map(|k| k.kind).collect();
+        // Per sample, im2col and a GEMM; no cuDNN kernel.
+        assert_eq!(kinds.len(), 4, "{kinds:?}");
+        assert!(!kinds.contains(&KernelKind::Conv));
+        let cudnn =
+            parse_model_file(Path::new("m.toml"), &format!("{conv} }},\n]\n"), false).unwrap();
+        assert!(cudnn.launches().iter().all(|k| k.kind == KernelKind::Conv));
+        let (line, _, field, msg) = toml_err(&format!("{conv}, backend = \"miopen\" }},\n]\n"));
+        assert_eq!((line, field.as_deref()), (Some(3), Some("backend")));
+        assert!(msg.contains("native"), "{msg}");
+        let (_, _, field, msg) = toml_err(&format!(
+            "{GEMM_HEAD}m = 1\nn = 8\nk = 8\nbackend = \"native\"\n"
+        ));
+        assert_eq!(field.as_deref(), Some("backend"));
+        assert!(msg.contains("does not apply to op `gemm`"), "{msg}");
     }
 
     #[test]
