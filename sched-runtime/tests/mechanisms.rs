@@ -62,12 +62,12 @@ fn first_run_of(engine: &SimEngine, job: usize) -> usize {
 }
 
 #[test]
-fn without_priority_waiting_launches_share_the_freed_slots() {
+fn without_priority_a_later_launch_waits_for_the_earlier_grid() {
     // MPS: a BE kernel of many waves holds the GPU when an HP kernel of
-    // equal priority arrives; the slots the BE blocks free are shared
-    // between the two queues' heads, so HP's blocks start after one wave
-    // of BE blocks, not after the BE kernel has dispatched all of them,
-    // and BE keeps running beside HP.
+    // equal priority arrives; first come, first served, the slots the BE
+    // blocks free go to the BE kernel's next blocks until it has dispatched
+    // all of them, and only then to HP (with client priority, the next
+    // test, HP's go first).
     let mut engine = SimEngine::new(&gpu());
     engine.record_blocks();
     let be = engine.add_kernel(&compute_kernel("be", 4000)).unwrap();
@@ -81,20 +81,13 @@ fn without_priority_waiting_launches_share_the_freed_slots() {
     let hp_at = first_run_of(&engine, 0);
     let be_before: u64 = log[..hp_at].iter().map(|r| r.blocks).sum();
     let resident = 108 * u64::from(engine.blocks_per_sm(be));
-    // The log lists blocks as they finish: the first BE wave, and the BE
-    // blocks placed beside HP's first ones, which finish with them.
-    assert!(be_before <= 2 * resident, "{be_before} BE blocks ran first");
-    assert!(be_before < 4000 / 2, "HP waited for most of the BE kernel");
-    assert_eq!(done[0].job, 0, "HP completes long before the BE kernel");
-    // HP took only its share: BE blocks ran beside it (more BE blocks
-    // finished before HP's than the first resident wave).
-    let hp_done = log.iter().rposition(|r| r.job == 0).unwrap();
-    let be_by_then: u64 = log[..hp_done]
-        .iter()
-        .filter(|r| r.job == 1)
-        .map(|r| r.blocks)
-        .sum();
-    assert!(be_by_then > resident, "BE was shut out while HP ran");
+    // The log lists blocks as they finish: HP's first ones finish after
+    // every BE wave but the last one or two, which ran beside them.
+    assert!(
+        be_before + 2 * resident >= 4000,
+        "{be_before} of 4000 BE blocks ran before HP's first"
+    );
+    assert_eq!(done[0].job, 1, "the BE kernel completes first");
 }
 
 #[test]
@@ -472,12 +465,13 @@ fn a_launch_bound_request_runs_at_its_hosts_pace_and_absorbs_short_delays() {
         launch_interval_us: 40.0,
         ..gpu_paced.clone()
     };
-    // A BE job of many short blocks: an HP kernel waits a block or so.
+    // A BE job of short kernels of short blocks (a wave or two each): an
+    // HP kernel waits for the BE kernel ahead of it, a block or so.
     let be = JobSpec::gpu_bound(
         "be",
         vec![
-            kernel("be-a", 20_000, 4.0e4, 8.0e3),
-            kernel("be-b", 20_000, 2.0e3, 64.0e3),
+            kernel("be-a", 432, 4.0e5, 8.0e3),
+            kernel("be-b", 432, 2.0e3, 256.0e3),
         ],
     );
     let run = |hp: &JobSpec| {
