@@ -265,7 +265,9 @@ pub struct ModelParamArgs {
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
     /// A zoo model, `NAME[:VARIANT][@BATCH]` (`bert-base`, `resnet50:train@128`,
-    /// ...), or a model file (.toml / .json).
+    /// ...; the variant may end in `-fp32`, FP32 without autocast, and
+    /// `-nocudnn`, convolutions as a PyTorch without cuDNN runs them:
+    /// `resnet50:train-fp32-nocudnn@128`), or a model file (.toml / .json).
     pub name: Option<String>,
     #[command(flatten)]
     pub params: ModelParamArgs,
