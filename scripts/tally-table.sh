@@ -64,14 +64,18 @@ for key in "${keys[@]}"; do
   [ -n "$u" ] || { echo "no GPU utilisation for $key in $single" >&2; exit 2; }
   utils+=("$u")
 done
-# Both HP servers are ONNX Runtime sessions called from Python at batch 1,
-# which issue one kernel per operator from the CPU: 8.1 us per launch on an
-# A100, from ONNX Runtime's own benchmark there (microsoft/onnxruntime PR
-# 12670, A100-SXM4-40GB: bert-base-cased FP16, batch 1, sequence 8,
-# 1.06 ms; at sequence 8 the zoo's bert-base request launches 130 kernels,
-# each shorter on the GPU than its launch, so 1.06 ms ~ 130 x 8.1 us; at
-# sequence 128 the same interval gives 1.19 ms against the published 1.17).
-hp_launch_us=8.1
+# Both HP servers run GPU-paced (HP_LAUNCH_US, default 0: the host keeps
+# ahead of the GPU). The artifact measured each alone back to back
+# (single-job-perf.csv, single-stream rows): nvidia-smi's GPU utilisation,
+# the share of time a kernel was executing (NVML's definition), is 89 %
+# for BERT and 91 % for Llama-2. GPU-paced, our BERT request keeps a kernel
+# running 82 % of its time (the rest is the gaps between dependent
+# kernels); paced by a host taking 8.1 us per launch (ONNX Runtime's own
+# A100 benchmark on another host, microsoft/onnxruntime PR 12670:
+# bert-base FP16, batch 1, 1.06 ms at sequence 8 ~ 130 launches x 8.1 us)
+# it would keep one running 64 % of its time, which the artifact's 89 %
+# rules out for its host. HP_LAUNCH_US=8.1 runs that launch-bound variant.
+hp_launch_us=${HP_LAUNCH_US:-0}
 policies=time-slicing,mps,mps-priority,tgs,tally,tally-predict
 mkdir -p "$out/pairs"
 start=$(date +%s)

@@ -548,8 +548,8 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     pub be_gpu_util: Vec<f64>,
     /// Host time the HP server spends issuing each kernel, microseconds: a
-    /// framework that launches every operator from the CPU (ONNX Runtime
-    /// at batch 1 takes about 8.1 on an A100) cannot start kernel i of a
+    /// framework that launches every operator from the CPU (ONNX Runtime's
+    /// own A100 benchmark at batch 1 implies about 8.1) cannot start kernel i of a
     /// request before i+1 of these have passed; 0 lets the GPU set the pace
     #[arg(long, default_value_t = 0.0, value_name = "US")]
     pub hp_launch_us: f64,
