@@ -21,6 +21,8 @@ fn run_compares_policies_and_writes_its_tables() {
             "oracle",
             "--hp-launch-us",
             "8.1",
+            "--hp-gpu-util",
+            "0.9",
             "--load",
             "0.5",
             "--duration",
@@ -65,6 +67,7 @@ fn run_compares_policies_and_writes_its_tables() {
             .expect("json");
     assert_eq!(meta["hp"], "bert-base:infer");
     assert_eq!(meta["hp_launch_us"], 8.1);
+    assert_eq!(meta["hp_gpu_util"], 0.9);
     // Launch-bound at 8.1 us per kernel, BERT-base's request (142 kernels)
     // takes at least 142 x 8.1 us alone.
     let alone_avg: f64 = rows[0][col("alone_service_avg_ms")].parse().expect("alone");
@@ -89,7 +92,7 @@ fn run_compares_policies_and_writes_its_tables() {
 fn run_rejects_bad_input_clearly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("run");
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (
             &["--hp", "bert-base:infer", "--policy", "fifo"],
             "unknown policy `fifo`",
@@ -136,6 +139,10 @@ fn run_rejects_bad_input_clearly() {
         (
             &["--hp", "bert-base:infer", "--hp-launch-us=-2"],
             "--hp-launch-us -2: expected a host time per launch >= 0",
+        ),
+        (
+            &["--hp", "bert-base:infer", "--hp-gpu-util", "0"],
+            "--hp-gpu-util 0: a GPU utilisation alone must be in (0, 1]",
         ),
     ];
     let header = "Name,Profile,Memory_footprint,SM_usage,Duration\n";

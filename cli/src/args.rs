@@ -547,6 +547,12 @@ pub struct RunArgs {
     /// alone [default: 1]
     #[arg(long, value_delimiter = ',')]
     pub be_gpu_util: Vec<f64>,
+    /// The HP server's GPU utilisation alone, back to back, in (0, 1]: below
+    /// 1, each request spends the rest on the host after its kernels
+    /// (output copies, Python post-processing), (1 / U - 1) times its
+    /// kernels' time alone, which no co-runner slows
+    #[arg(long, default_value_t = 1.0, value_name = "U")]
+    pub hp_gpu_util: f64,
     /// Host time the HP server spends issuing each kernel, microseconds: a
     /// framework that launches every operator from the CPU (ONNX Runtime's
     /// own A100 benchmark at batch 1 implies about 8.1) cannot start kernel i of a

@@ -85,6 +85,8 @@ pub struct RunRequest {
     pub be: Vec<String>,
     /// Each BE job's GPU utilisation alone (`JobSpec::gpu_util`).
     pub be_gpu_util: Vec<f64>,
+    /// The HP job's GPU utilisation alone (`JobSpec::gpu_util`).
+    pub hp_gpu_util: f64,
     /// The HP job's host time per launch (`JobSpec::launch_interval_us`).
     pub hp_launch_us: f64,
     pub trace_gpu: String,
@@ -108,6 +110,7 @@ struct RunJson<'a> {
     hp: &'a str,
     be: &'a [String],
     be_gpu_util: &'a [f64],
+    hp_gpu_util: f64,
     hp_launch_us: f64,
     trace_gpu: &'a str,
     predictor: &'a Option<String>,
@@ -157,6 +160,7 @@ pub fn write_run(
         hp: &request.hp,
         be: &request.be,
         be_gpu_util: &request.be_gpu_util,
+        hp_gpu_util: request.hp_gpu_util,
         hp_launch_us: request.hp_launch_us,
         trace_gpu: &request.trace_gpu,
         predictor: &request.predictor,

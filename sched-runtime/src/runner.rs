@@ -81,11 +81,9 @@ pub fn run_on(
             launch_interval_us: spec.launch_interval_us,
             issue_origin: 0.0,
         });
-        host_us.push(if role == JobRole::Be {
-            host_us_per_iteration(spec)? * gpu_us
-        } else {
-            0.0
-        });
+        // Both roles: the host time after each unit of GPU work (a BE
+        // iteration, an HP request), from the job's GPU utilisation alone.
+        host_us.push(host_us_per_iteration(spec)? * gpu_us);
         iteration_us.push(gpu_us);
     }
     policy.prepare(engine, &jobs)?;
@@ -109,10 +107,25 @@ pub fn run_on(
         queue.push_back(0.0);
     }
     loop {
-        // BE jobs whose host time is over have GPU work again.
-        for job in jobs.iter_mut() {
-            if job.host_until.is_some_and(|t| t <= engine.now()) {
+        // BE jobs whose host time is over have GPU work again; an HP request
+        // whose host time is over is complete.
+        for (j, job) in jobs.iter_mut().enumerate() {
+            if let Some(t) = job.host_until.filter(|&t| t <= engine.now()) {
                 job.host_until = None;
+                if j == 0 {
+                    job.active = false;
+                    let request = Request {
+                        arrival_us: current_start.0,
+                        start_us: current_start.1,
+                        end_us: t,
+                    };
+                    policy.request_completed(&request);
+                    requests.push(request);
+                    hp_in_service_us = 0.0;
+                    if closed_loop {
+                        queue.push_back(t);
+                    }
+                }
             }
         }
         // Requests that have arrived join the queue; an idle HP starts one.
@@ -177,25 +190,16 @@ pub fn run_on(
                 job.cursor += 1;
                 if job.cursor == job.kernels.len() {
                     job.cursor = 0;
+                    // The GPU work is done; the job's host time follows
+                    // (zero for a GPU-bound job: it ends at once, below).
+                    job.host_until = Some(c.time_us + host_us[j]);
                     if j == 0 {
-                        job.active = false;
-                        let request = Request {
-                            arrival_us: current_start.0,
-                            start_us: current_start.1,
-                            end_us: c.time_us,
-                        };
-                        policy.request_completed(&request);
-                        requests.push(request);
-                        hp_in_service_us = 0.0;
+                        // The GPU has no HP work from here: the request's
+                        // host tail (output copies, post-processing) is idle
+                        // time to a scheduler that sees only kernels.
                         hp_idle_since = Some(c.time_us);
-                        if closed_loop {
-                            queue.push_back(c.time_us);
-                        }
                     } else {
                         be_iters[j - 1] += 1;
-                        if host_us[j] > 0.0 {
-                            job.host_until = Some(c.time_us + host_us[j]);
-                        }
                         // Its host issues the next iteration once back.
                         job.issue_origin = c.time_us + host_us[j];
                     }

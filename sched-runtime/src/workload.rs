@@ -11,14 +11,17 @@ use crate::error::RunError;
 pub struct JobSpec {
     pub name: String,
     pub kernels: Vec<KernelSpec>,
-    /// Share of its time the job keeps the GPU busy alone (0-1]. A BE
-    /// training job below 1 is bound elsewhere part of each iteration
-    /// (input pipeline, Python, host-side optimizer): after each iteration
-    /// it spends `(1 / gpu_util - 1)` times the iteration's standalone GPU
-    /// time with no GPU work, and its throughput is normalised to what it
-    /// reaches alone. Measured as nvidia-smi's GPU utilisation of the job
-    /// alone (the Tally artifact's `single-job-perf.csv` has it for its
-    /// BE jobs). Not used for the HP job, whose idle time is its arrivals.
+    /// Share of its time the job keeps the GPU busy alone (0-1], measured
+    /// as nvidia-smi's GPU utilisation of the job alone, back to back (the
+    /// Tally artifact's `single-job-perf.csv` has it for its BE jobs and
+    /// its HP servers in single-stream mode). Below 1, after each unit of
+    /// GPU work the job spends `(1 / gpu_util - 1)` times that work's
+    /// standalone GPU time with no GPU work: a BE training job after each
+    /// iteration (input pipeline, Python, host-side optimizer; its
+    /// throughput is normalised to what it reaches alone), an HP server
+    /// after each request's kernels and before the request completes
+    /// (output copies and Python post-processing, which no co-runner on
+    /// the GPU slows).
     pub gpu_util: f64,
     /// Host time to issue one kernel, microseconds (0: the host keeps ahead
     /// of the GPU). A framework that launches each operator from the CPU

@@ -5,7 +5,7 @@
 //! yields when it has nothing to run, and TGS's gate on the HP job's launch
 //! rate, Tally's fallback for kernels whose blocks outlast its preemption
 //! limit (never under MIN_WORKER_BLOCKS blocks at once), a vendor-library
-//! convolution Tally launches untransformed, and a BE job that is bound off the GPU part of each iteration.
+//! convolution Tally launches untransformed, a BE job that is bound off the GPU part of each iteration, and an HP server's host tail after each request's kernels.
 
 mod common;
 
@@ -424,6 +424,70 @@ fn a_be_job_bound_off_the_gpu_leaves_it_idle_and_is_measured_against_itself_alon
             with_full[0].hp_throughput
         );
     }
+}
+
+#[test]
+fn an_hp_servers_host_tail_lengthens_each_request_but_is_no_gpu_work() {
+    // GPU utilisation 0.5 alone: after its kernels each request spends as
+    // long again on the host (output copies, post-processing) before it
+    // completes.
+    let tail = Workload {
+        hp: JobSpec {
+            gpu_util: 0.5,
+            ..hp_job()
+        },
+        be: vec![be_job("be")],
+    };
+    let gpu_alone = {
+        let mut engine = SimEngine::new(&gpu());
+        tally_sched::hp_alone::hp_request_alone_us(&mut engine, &hp_and_be()).unwrap()
+    };
+    let with_tail_alone = {
+        let mut engine = SimEngine::new(&gpu());
+        tally_sched::hp_alone::hp_request_alone_us(&mut engine, &tail).unwrap()
+    };
+    let kernels_alone: f64 = {
+        let mut engine = SimEngine::new(&gpu());
+        hp_job()
+            .kernels
+            .iter()
+            .map(|k| {
+                let id = engine.add_kernel(k).unwrap();
+                engine
+                    .alone_us(id, KernelConfig::Original, Partition::whole(&gpu()))
+                    .unwrap()
+            })
+            .sum()
+    };
+    assert!(
+        (with_tail_alone - gpu_alone - kernels_alone).abs() < 1e-6 * kernels_alone,
+        "alone {with_tail_alone} us = GPU-paced {gpu_alone} + host tail {kernels_alone}"
+    );
+    // The tail is idle time to every policy: a time-sliced context with
+    // nothing to run yields, and Tally's idle gate opens, so BE gets more of
+    // the GPU beside a closed-loop HP server with a tail than beside one
+    // without (under MPS BE is hardly slowed either way).
+    for policy in ["time-slicing", "tally"] {
+        let with_tail = summaries_for(&tail, 200_000.0, Arrivals::ClosedLoop, &[policy]);
+        let without = summaries_for(&hp_and_be(), 200_000.0, Arrivals::ClosedLoop, &[policy]);
+        assert!(
+            with_tail[0].be_throughput_total > without[0].be_throughput_total * 1.1,
+            "{policy}: BE {} beside an HP with a host tail, {} beside one without",
+            with_tail[0].be_throughput_total,
+            without[0].be_throughput_total
+        );
+    }
+    // Under MPS the HP kernels co-run with BE and the tail is not slowed:
+    // the HP slowdown is diluted. (Time-sliced, the tail hands BE a slice
+    // that the next request then waits for.)
+    let with_tail = summaries_for(&tail, 200_000.0, Arrivals::ClosedLoop, &["mps"]);
+    let without = summaries_for(&hp_and_be(), 200_000.0, Arrivals::ClosedLoop, &["mps"]);
+    assert!(
+        with_tail[0].service_mean_slowdown < without[0].service_mean_slowdown,
+        "HP mean slowdown {} with a host tail, {} without",
+        with_tail[0].service_mean_slowdown,
+        without[0].service_mean_slowdown
+    );
 }
 
 #[test]

@@ -117,6 +117,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
         (None, None) => Arrivals::ClosedLoop,
     };
     let be_gpu_util = be_gpu_util(args)?;
+    if !JobSpec::valid_gpu_util(args.hp_gpu_util) {
+        bail!(
+            "--hp-gpu-util {}: a GPU utilisation alone must be in (0, 1]",
+            args.hp_gpu_util
+        );
+    }
     if !JobSpec::valid_launch_interval(args.hp_launch_us) {
         bail!(
             "--hp-launch-us {}: expected a host time per launch >= 0 microseconds",
@@ -128,6 +134,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     let workload = Workload::new(
         JobSpec {
             launch_interval_us: args.hp_launch_us,
+            gpu_util: args.hp_gpu_util,
             ..job(&args.hp, Some(false), &trace_gpu)?
         },
         args.be
@@ -177,6 +184,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         hp: args.hp.clone(),
         be: args.be.clone(),
         be_gpu_util,
+        hp_gpu_util: args.hp_gpu_util,
         hp_launch_us: args.hp_launch_us,
         trace_gpu: args.trace_gpu.clone(),
         predictor: args.predictor.clone(),

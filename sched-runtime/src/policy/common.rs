@@ -30,9 +30,11 @@ pub(crate) fn launch_all_ready(ctx: &mut Ctx<'_>, hp_priority: u8) -> Result<(),
     Ok(())
 }
 
-/// Whether the HP job has work now (a request in service).
+/// Whether the HP job has GPU work now: a request in service whose kernels
+/// are not all done (its host tail after them is no GPU work).
 pub(crate) fn hp_busy(ctx: &Ctx<'_>) -> bool {
-    ctx.hp().active || ctx.hp().in_flight.is_some()
+    let hp = ctx.hp();
+    (hp.active && hp.host_until.is_none()) || hp.in_flight.is_some()
 }
 
 /// The BE job that launches next: round robin over ready BE jobs after
