@@ -375,3 +375,47 @@ fn tally_predict_runs_be_beside_a_memory_bound_hp_kernel_that_needs_part_of_the_
     };
     tally_predict_adds_be_where_tally_adds_none(&workload);
 }
+
+#[test]
+fn tally_predict_keeps_hp_kernels_off_the_sms_of_long_be_blocks() {
+    // BE blocks of milliseconds, which Tally caps to a few workers (its
+    // fallback) and launches in HP's idle time on the whole GPU: HP kernels
+    // arriving then share SMs with those blocks and are stretched until
+    // they end. tally-predict puts the capped workers on the last SMs and
+    // the HP kernels, which fit in half the GPU, below them: HP is slowed
+    // less, and BE keeps Tally's workers.
+    let workload = Workload {
+        hp: job(
+            "hp",
+            vec![compute_kernel("hp-a", 54), compute_kernel("hp-c", 40)],
+        ),
+        be: vec![job(
+            "long",
+            vec![kernel("long-a", 864, 4.0e6 * 400.0, 4.0e3)],
+        )],
+    };
+    let s = summaries_for(
+        &workload,
+        400_000.0,
+        Arrivals::Poisson { load: 0.3 },
+        &["tally", "tally-predict"],
+    );
+    let (tally, predict) = (&s[0], &s[1]);
+    assert!(
+        tally.service_mean_slowdown > 1.05,
+        "tally's HP is stretched beside the long blocks: {}",
+        tally.service_mean_slowdown
+    );
+    assert!(
+        predict.service_mean_slowdown < 1.0 + (tally.service_mean_slowdown - 1.0) / 2.0,
+        "tally-predict HP mean {} against tally's {}",
+        predict.service_mean_slowdown,
+        tally.service_mean_slowdown
+    );
+    assert!(
+        predict.be_throughput_total > 0.9 * tally.be_throughput_total,
+        "tally-predict BE {} against tally's {}",
+        predict.be_throughput_total,
+        tally.be_throughput_total
+    );
+}

@@ -26,7 +26,7 @@ use crate::config_choice::choose_config;
 use crate::engine::{Engine, KernelId};
 use crate::error::RunError;
 use crate::kernel_config::KernelConfig;
-use tally_gpu::Partition;
+use tally_gpu::{GpuSpec, Partition};
 
 /// HP idleness before BE may launch, microseconds.
 pub const BE_IDLE_US: f64 = 100.0;
@@ -115,6 +115,16 @@ impl Tally {
     }
 
     pub(crate) fn schedule_idle_be(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
+        self.schedule_idle_be_on(ctx, |gpu, _| Partition::whole(gpu))
+    }
+
+    /// The idle-time BE half, each launch on the SMs `place` gives its
+    /// configuration (Tally: the whole GPU).
+    pub(crate) fn schedule_idle_be_on(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        place: impl Fn(&GpuSpec, KernelConfig) -> Partition,
+    ) -> Result<(), RunError> {
         let idle = ctx.now() - self.idle_since.unwrap_or(ctx.now());
         if idle + 1e-9 < BE_IDLE_US || be_in_flight(ctx).is_some() {
             return Ok(());
@@ -127,7 +137,7 @@ impl Tally {
             } else {
                 self.config(k)
             };
-            let sms = Partition::whole(ctx.gpu());
+            let sms = place(ctx.gpu(), config);
             ctx.launch(
                 j,
                 Plan {

@@ -14,12 +14,23 @@
 //! is itself shorter than the limit), so that an HP kernel needing its SMs
 //! waits no longer than under Tally. It retreats when the next HP kernel
 //! needs its SMs or would be slowed too much. A kernel Tally could only
-//! run untransformed and long never goes beside HP.
+//! run untransformed and long never goes beside HP. HP is confined only
+//! where a BE kernel is, or will be, beside it.
+//!
+//! In HP's idle time BE runs as under Tally, except where it matters to the
+//! next request: a kernel Tally caps to a few workers (blocks longer than
+//! its preemption limit) goes on the last SMs, as many as its workers, not
+//! spread over the GPU; and an HP kernel starting while a BE kernel still
+//! holds SMs goes below them where it runs alone within half the tolerance
+//! of its whole-GPU time. An HP block sharing an SM with a long BE block is
+//! stretched until that block ends (the engine's pipe sharing): under
+//! Tally this is what a request arriving in the middle of a capped kernel
+//! pays, and it outweighs the HP kernel's confinement.
 
 use std::collections::HashMap;
 
 use rustc_hash::FxHashMap;
-use tally_gpu::Partition;
+use tally_gpu::{GpuSpec, Partition};
 
 use super::common::{be_in_flight, hp_busy, next_be};
 use super::slowdown::SlowdownModel;
@@ -117,6 +128,48 @@ impl TallyPredict {
         Partition::first(size)
     }
 
+    /// `hp` on the SMs below a BE kernel starting at SM `be_start`, where
+    /// it runs alone within half the tolerance of its time on the whole
+    /// GPU (as [`TallyPredict::fit`] confines it); else the whole GPU.
+    fn below_be(&self, ctx: &Ctx<'_>, hp: KernelId, be_start: u32) -> Result<Partition, RunError> {
+        let gpu = ctx.gpu();
+        let whole = Partition::whole(gpu);
+        let size = gpu.partition.round_down(be_start, gpu.sm_count);
+        if size > be_start {
+            return Ok(whole);
+        }
+        let below = Partition::first(size);
+        let full = ctx.engine.alone_us(hp, KernelConfig::Original, whole)?;
+        let t = ctx.engine.alone_us(hp, KernelConfig::Original, below)?;
+        Ok(if t <= full * (1.0 + self.tolerance / 2.0) {
+            below
+        } else {
+            whole
+        })
+    }
+
+    /// Where an idle-time BE launch goes: a capped PTB kernel (long blocks,
+    /// a few workers, one per SM) on the last SMs, as many as its workers,
+    /// where the next request's first HP kernels need none of them; any
+    /// other configuration on the whole GPU, as Tally launches it.
+    fn idle_place(gpu: &GpuSpec, config: KernelConfig) -> Partition {
+        match config.max_workers() {
+            Some(workers) if workers < gpu.sm_count => {
+                let size = gpu
+                    .partition
+                    .sizes(gpu.sm_count)
+                    .into_iter()
+                    .find(|&s| s >= workers)
+                    .unwrap_or(gpu.sm_count);
+                Partition {
+                    first_sm: gpu.sm_count - size,
+                    sm_count: size,
+                }
+            }
+            _ => Partition::whole(gpu),
+        }
+    }
+
     /// The partition `hp` runs on beside BE (see [`TallyPredict::fit`]).
     fn hp_partition(&self, ctx: &Ctx<'_>, hp: KernelId) -> Partition {
         let size = self.hp_fit.get(&hp).map_or(ctx.gpu().sm_count, |f| f.0);
@@ -151,13 +204,77 @@ impl TallyPredict {
         Ok(None)
     }
 
+    /// Where the next BE kernel would go beside HP kernel `hp` running on
+    /// `hp_part` (a BE job, and its partition and configuration), if
+    /// anywhere: on SMs neither `hp` nor the HP kernel after it needs, the
+    /// largest partition for which the predicted HP slowdown stays within
+    /// the tolerance.
+    fn be_beside(
+        &mut self,
+        ctx: &Ctx<'_>,
+        hp: KernelId,
+        hp_part: Partition,
+    ) -> Result<Option<(usize, Plan)>, RunError> {
+        let Some(j) = next_be(ctx, self.last_be) else {
+            return Ok(None);
+        };
+        let be = ctx.jobs[j].kernel();
+        // Leave room for the next HP kernel too, so that it does not land
+        // on SMs the BE kernel is still draining.
+        let hp_job = &ctx.jobs[0];
+        let next = hp_job.kernels[(hp_job.cursor + 1) % hp_job.kernels.len()];
+        let next_part = self.hp_partition(ctx, next);
+        let room = if next_part.sm_count > hp_part.sm_count {
+            next_part
+        } else {
+            hp_part
+        };
+        if room.sm_count >= ctx.gpu().sm_count {
+            return Ok(None);
+        }
+        let config = self.tally.config(be);
+        if config == KernelConfig::Original {
+            let whole = Partition::whole(ctx.gpu());
+            if ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us() {
+                return Ok(None);
+            }
+        }
+        let Some(sms) = self.be_partition(ctx, hp, room, be)? else {
+            return Ok(None);
+        };
+        // Clear of every HP kernel's partition: nothing will make it
+        // retreat for SMs, so it may hold all of them.
+        let config = if sms.first_sm >= self.request_sms {
+            match config {
+                KernelConfig::PreemptivePtb { .. } => config,
+                _ => KernelConfig::PreemptivePtb { workers_per_sm: 1 },
+            }
+        } else {
+            config
+        };
+        Ok(Some((
+            j,
+            Plan {
+                config,
+                sms,
+                priority: 0,
+            },
+        )))
+    }
+
     fn schedule_busy(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
         if ctx.jobs[0].ready() {
             let hp = ctx.jobs[0].kernel();
-            // Confined only where BE work could use the rest.
-            let be_waiting = be_in_flight(ctx).is_some() || next_be(ctx, self.last_be).is_some();
-            let part = if be_waiting {
-                self.hp_partition(ctx, hp)
+            // Confined only where BE work will use the rest: a BE kernel
+            // already beside HP, or the next one with a place beside this
+            // kernel. Confining it for nothing costs HP up to half the
+            // tolerance.
+            let confined = self.hp_partition(ctx, hp);
+            let be_beside = be_in_flight(ctx).is_some()
+                || (confined.sm_count < ctx.gpu().sm_count
+                    && self.be_beside(ctx, hp, confined)?.is_some());
+            let part = if be_beside {
+                confined
             } else {
                 Self::natural_partition(ctx, hp)
             };
@@ -175,15 +292,19 @@ impl TallyPredict {
                 }
             }
             // HP goes on its own SMs, clear of a BE kernel still there
-            // (kept, or draining after its retreat); the whole GPU only if
-            // it needs SMs the BE kernel holds.
+            // (kept, or draining after its retreat): on its partition if
+            // that lies below the BE kernel, else on every SM below it
+            // where it runs alone within half the tolerance of its time on
+            // the whole GPU (an HP block sharing an SM with a long BE block
+            // is stretched until that block ends); the whole GPU
+            // otherwise.
             let be_start = be_in_flight(ctx)
                 .and_then(|j| ctx.jobs[j].in_flight)
                 .map(|f| f.sms.first_sm);
-            let sms = if be_start.is_none_or(|b| part.sm_count <= b) {
-                part
-            } else {
-                Partition::whole(ctx.gpu())
+            let sms = match be_start {
+                None => part,
+                Some(b) if part.sm_count <= b => part,
+                Some(b) => self.below_be(ctx, hp, b)?,
             };
             self.hp_part = (sms.sm_count < ctx.gpu().sm_count).then_some(sms);
             ctx.launch(
@@ -202,51 +323,10 @@ impl TallyPredict {
         if be_in_flight(ctx).is_some() {
             return Ok(());
         }
-        let Some(j) = next_be(ctx, self.last_be) else {
-            return Ok(());
-        };
         let hp = ctx.jobs[0].kernel();
-        let be = ctx.jobs[j].kernel();
-        // Leave room for the next HP kernel too, so that it does not land
-        // on SMs the BE kernel is still draining.
-        let hp_job = &ctx.jobs[0];
-        let next = hp_job.kernels[(hp_job.cursor + 1) % hp_job.kernels.len()];
-        let next_part = self.hp_partition(ctx, next);
-        let room = if next_part.sm_count > hp_part.sm_count {
-            next_part
-        } else {
-            hp_part
-        };
-        if room.sm_count >= ctx.gpu().sm_count {
-            return Ok(());
-        }
-        let config = self.tally.config(be);
-        if config == KernelConfig::Original {
-            let whole = Partition::whole(ctx.gpu());
-            if ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us() {
-                return Ok(());
-            }
-        }
-        if let Some(sms) = self.be_partition(ctx, hp, room, be)? {
+        if let Some((j, plan)) = self.be_beside(ctx, hp, hp_part)? {
             self.last_be = j;
-            // Clear of every HP kernel's partition: nothing will make it
-            // retreat for SMs, so it may hold all of them.
-            let config = if sms.first_sm >= self.request_sms {
-                match config {
-                    KernelConfig::PreemptivePtb { .. } => config,
-                    _ => KernelConfig::PreemptivePtb { workers_per_sm: 1 },
-                }
-            } else {
-                config
-            };
-            ctx.launch(
-                j,
-                Plan {
-                    config,
-                    sms,
-                    priority: 0,
-                },
-            )?;
+            ctx.launch(j, plan)?;
         }
         Ok(())
     }
@@ -278,7 +358,7 @@ impl Policy for TallyPredict {
         } else {
             self.hp_part = None;
             self.tally.schedule_hp(ctx)?;
-            self.tally.schedule_idle_be(ctx)
+            self.tally.schedule_idle_be_on(ctx, Self::idle_place)
         }
     }
 
