@@ -191,7 +191,8 @@ pub fn run_on(
                 if job.cursor == job.kernels.len() {
                     job.cursor = 0;
                     // The GPU work is done; the job's host time follows
-                    // (zero for a GPU-bound job: it ends at once, below).
+                    // (zero for a GPU-bound job: it ends on the loop's next
+                    // turn, at this same time).
                     job.host_until = Some(c.time_us + host_us[j]);
                     if j == 0 {
                         // The GPU has no HP work from here: the request's

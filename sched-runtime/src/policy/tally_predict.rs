@@ -119,13 +119,16 @@ impl TallyPredict {
         let gpu = ctx.gpu();
         let blocks = ctx.engine.kernel(hp).blocks();
         let need = blocks.min(u64::from(gpu.sm_count)) as u32;
-        let size = gpu
-            .partition
+        Partition::first(Self::size_at_least(gpu, need))
+    }
+
+    /// The smallest allowed partition size of at least `sms` SMs.
+    fn size_at_least(gpu: &GpuSpec, sms: u32) -> u32 {
+        gpu.partition
             .sizes(gpu.sm_count)
             .into_iter()
-            .find(|&s| s >= need)
-            .unwrap_or(gpu.sm_count);
-        Partition::first(size)
+            .find(|&s| s >= sms)
+            .unwrap_or(gpu.sm_count)
     }
 
     /// `hp` on the SMs below a BE kernel starting at SM `be_start`, where
@@ -155,12 +158,7 @@ impl TallyPredict {
     fn idle_place(gpu: &GpuSpec, config: KernelConfig) -> Partition {
         match config.max_workers() {
             Some(workers) if workers < gpu.sm_count => {
-                let size = gpu
-                    .partition
-                    .sizes(gpu.sm_count)
-                    .into_iter()
-                    .find(|&s| s >= workers)
-                    .unwrap_or(gpu.sm_count);
+                let size = Self::size_at_least(gpu, workers);
                 Partition {
                     first_sm: gpu.sm_count - size,
                     sm_count: size,
@@ -263,6 +261,8 @@ impl TallyPredict {
     }
 
     fn schedule_busy(&mut self, ctx: &mut Ctx<'_>) -> Result<(), RunError> {
+        // The BE launch planned beside the HP kernel launched here, if any.
+        let mut planned = None;
         if ctx.jobs[0].ready() {
             let hp = ctx.jobs[0].kernel();
             // Confined only where BE work will use the rest: a BE kernel
@@ -270,9 +270,10 @@ impl TallyPredict {
             // kernel. Confining it for nothing costs HP up to half the
             // tolerance.
             let confined = self.hp_partition(ctx, hp);
-            let be_beside = be_in_flight(ctx).is_some()
-                || (confined.sm_count < ctx.gpu().sm_count
-                    && self.be_beside(ctx, hp, confined)?.is_some());
+            if be_in_flight(ctx).is_none() && confined.sm_count < ctx.gpu().sm_count {
+                planned = self.be_beside(ctx, hp, confined)?;
+            }
+            let be_beside = be_in_flight(ctx).is_some() || planned.is_some();
             let part = if be_beside {
                 confined
             } else {
@@ -324,7 +325,11 @@ impl TallyPredict {
             return Ok(());
         }
         let hp = ctx.jobs[0].kernel();
-        if let Some((j, plan)) = self.be_beside(ctx, hp, hp_part)? {
+        let beside = match planned {
+            Some(p) => Some(p),
+            None => self.be_beside(ctx, hp, hp_part)?,
+        };
+        if let Some((j, plan)) = beside {
             self.last_be = j;
             ctx.launch(j, plan)?;
         }
