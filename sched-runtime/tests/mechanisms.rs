@@ -2,8 +2,8 @@
 //! scheduler's serve order with and without priority, a preemptive kernel's
 //! retreat, a time-slice switch's compute preemption (blocks saved
 //! mid-block and restored with their progress), a time-sliced context that
-//! yields when it has nothing to run, and TGS's gate on the HP job's launch
-//! rate, Tally's fallback for kernels whose blocks outlast its preemption
+//! yields when it has nothing to run, TGS's gate on the HP job's launch
+//! rate and its HP stream priority, Tally's fallback for kernels whose blocks outlast its preemption
 //! limit (never under MIN_WORKER_BLOCKS blocks at once), a vendor-library
 //! convolution Tally launches untransformed, a BE job that is bound off the GPU part of each iteration, and an HP server's host tail after each request's kernels.
 
@@ -284,6 +284,34 @@ fn tgs_gates_be_on_hp_throughput_not_latency() {
     );
     assert!(tgs.be_throughput_total > 0.0);
     assert!(tgs.be_throughput_total <= mps.be_throughput_total + 1e-9);
+}
+
+#[test]
+fn under_tgs_the_hp_clients_pending_blocks_go_first() {
+    // The artifact's server creates the HP client's streams at its stream
+    // priority under TGS: an HP kernel waits only for running BE blocks,
+    // as under MPS-priority, not for a many-wave BE grid to dispatch, as
+    // under MPS. The gate can only leave BE fewer blocks, so HP does at
+    // least as well as under MPS-priority.
+    let s = summaries_for(
+        &hp_and_be(),
+        2_000_000.0,
+        Arrivals::Poisson { load: 0.5 },
+        &["tgs", "mps-priority", "mps"],
+    );
+    let (tgs, prio, mps) = (&s[0], &s[1], &s[2]);
+    assert!(
+        tgs.hp_service_latency.avg <= prio.hp_service_latency.avg * 1.001,
+        "tgs {} ms, mps-priority {} ms",
+        tgs.hp_service_latency.avg,
+        prio.hp_service_latency.avg
+    );
+    assert!(
+        tgs.hp_service_latency.avg < 0.8 * mps.hp_service_latency.avg,
+        "tgs {} ms, mps {} ms",
+        tgs.hp_service_latency.avg,
+        mps.hp_service_latency.avg
+    );
 }
 
 #[test]
