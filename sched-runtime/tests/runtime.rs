@@ -8,9 +8,11 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use tally_gpu::Partition;
+use tally_sched::config_choice::{choose_config, DEFAULT_TURNAROUND_US};
 use tally_sched::engine::sim::SimEngine;
 use tally_sched::engine::{Engine, LaunchRequest};
 use tally_sched::experiment::{arrivals_for, run_policies};
+use tally_sched::kernel_config::KernelConfig;
 use tally_sched::policy::registry::by_name;
 use tally_sched::policy::tally::FORWARD_US;
 use tally_sched::policy::PolicyOptions;
@@ -262,6 +264,29 @@ fn tally_predict_adds_be_beside_hp_on_idle_sms() {
             vec![compute_kernel("hp-a", 54), compute_kernel("hp-c", 40)],
         ),
         be: vec![job("be", vec![compute_kernel("be-a", 4000)])],
+    };
+    tally_predict_adds_be_where_tally_adds_none(&workload);
+}
+
+#[test]
+fn tally_predict_runs_an_unpreemptible_be_kernel_only_on_sms_no_hp_kernel_needs() {
+    // Eight blocks of milliseconds each: too few for Tally's minimum worker
+    // blocks or slices, so Tally runs the kernel untransformed, and only in
+    // HP's idle time (a closed-loop HP leaves none). Its blocks cannot make
+    // way for an HP kernel, so tally-predict puts it only past the SMs the
+    // request's HP kernels use (54 and 40 blocks: half the GPU).
+    let long = kernel("few-long", 8, 4.0e6 * 400.0, 4.0e3);
+    let mut engine = SimEngine::new(&gpu());
+    let k = engine.add_kernel(&long).unwrap();
+    let (chosen, _) = choose_config(&engine, k, DEFAULT_TURNAROUND_US).unwrap();
+    assert_eq!(chosen.config, KernelConfig::Original);
+    assert!(chosen.preemption_us > DEFAULT_TURNAROUND_US);
+    let workload = Workload {
+        hp: job(
+            "hp",
+            vec![compute_kernel("hp-a", 54), compute_kernel("hp-c", 40)],
+        ),
+        be: vec![job("be", vec![long])],
     };
     tally_predict_adds_be_where_tally_adds_none(&workload);
 }

@@ -14,8 +14,13 @@
 //! is itself shorter than the limit), so that an HP kernel needing its SMs
 //! waits no longer than under Tally. It retreats when the next HP kernel
 //! needs its SMs or would be slowed too much. A kernel Tally could only
-//! run untransformed and long never goes beside HP. HP is confined only
-//! where a BE kernel is, or will be, beside it.
+//! run untransformed and long (too few blocks for its minimum of worker
+//! blocks or slices: ResNet-50's per-sample GEMMs without cuDNN, 7-8
+//! blocks of ~180 us) cannot retreat, so it goes beside HP only on SMs
+//! past every HP kernel's partition, where no HP kernel of the request
+//! will wait for it. On a real GPU, as for the HP kernels' partitions, a
+//! green context's SM group holds it. HP is confined only where a BE
+//! kernel is, or will be, beside it.
 //!
 //! In HP's idle time BE runs as under Tally, except where it matters to the
 //! next request: a kernel Tally caps to a few workers (blocks longer than
@@ -231,12 +236,20 @@ impl TallyPredict {
             return Ok(None);
         }
         let config = self.tally.config(be);
-        if config == KernelConfig::Original {
-            let whole = Partition::whole(ctx.gpu());
-            if ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us() {
+        let whole = Partition::whole(ctx.gpu());
+        let unpreemptible = config == KernelConfig::Original
+            && ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us();
+        // A kernel Tally can only run untransformed and long cannot make
+        // way for an HP kernel: it goes only on SMs no HP kernel of the
+        // request needs.
+        let room = if unpreemptible {
+            if self.request_sms >= ctx.gpu().sm_count {
                 return Ok(None);
             }
-        }
+            Partition::first(Self::size_at_least(ctx.gpu(), self.request_sms))
+        } else {
+            room
+        };
         let Some(sms) = self.be_partition(ctx, hp, room, be)? else {
             return Ok(None);
         };
