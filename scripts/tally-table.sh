@@ -43,13 +43,24 @@ case ${CUDNN:-0} in
   1) ;;
   *) echo "CUDNN must be 0 or 1" >&2; exit 2 ;;
 esac
+# Every job of the artifact ran with REPLACE_CUBLAS and the Tally client
+# preloaded, the local client under MPS, time-slicing and for the alone
+# baseline (tally-bench bench.py, scripts/start_client_local.sh), so its
+# GEMMs, the HP servers' included, are the Tally client's CUTLASS kernels
+# (`-cutlass`, profiler GemmLibrary docs); GEMMS=cublas runs cuBLAS's own.
+case ${GEMMS:-cutlass} in
+  cutlass) gemms=-cutlass ;;
+  cublas) gemms= ;;
+  *) echo "GEMMS must be cutlass or cublas" >&2; exit 2 ;;
+esac
+train=$train$gemms
 tally=${TALLY:-target/release/tally}
 [ -n "${TALLY:-}" ] || cargo build --release -q -p tally-cli
 predictor=${PREDICTOR:-runs/zoo-$gpu/model.json}
 if [ "$predictor" != oracle ] && [ ! -f "$predictor" ]; then
   scripts/zoo-predictor.sh "$gpu" "runs/zoo-$gpu" > /dev/null
 fi
-hps=(bert-large:infer@1 llama2-7b:infer)
+hps=(bert-large:infer$gemms@1 llama2-7b:infer$gemms)
 bes=(whisper-small:$train@16 resnet50:$train@128 pointnet:$train
      pegasus-x-base:$train gpt2-large:$train bert-base-squad:$train@32)
 # Each BE job's GPU utilisation alone, as the artifact measured it

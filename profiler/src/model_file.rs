@@ -48,8 +48,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use crate::model::{
-    param_count, training_iteration, ConvBackend, Dtype, Model, ModelError, ModelParams, OpKind,
-    Operator, OptimizerKind, ParamsOverride, Phase,
+    param_count, training_iteration, ConvBackend, Dtype, GemmLibrary, Model, ModelError,
+    ModelParams, OpKind, Operator, OptimizerKind, ParamsOverride, Phase,
 };
 
 /// A positive integer: zero is rejected while the value is parsed, so the
@@ -387,6 +387,7 @@ fn build_operator(mut values: HashMap<Field, Val>) -> Result<Operator, String> {
         repeat,
         backward,
         recompute,
+        gemm_library: GemmLibrary::Cublas,
     })
 }
 

@@ -72,11 +72,16 @@ pub fn join(simulated: &[SummaryRow], published: &[PublishedPair]) -> Vec<SideRo
 }
 
 /// Whether two job arguments model the same artifact job: equal but for
-/// the `-fp32` precision and `-nocudnn` library of their variant (the
-/// artifact's training jobs ran in FP32 on a PyTorch without cuDNN; the
-/// other variants are the same job run otherwise).
+/// the `-fp32` precision and the `-nocudnn` and `-cutlass` libraries of
+/// their variant (the artifact's training jobs ran in FP32 on a PyTorch
+/// without cuDNN, every job's GEMMs as the Tally client's CUTLASS kernels;
+/// the other variants are the same job run otherwise).
 fn same_job(a: &str, b: &str) -> bool {
-    let plain = |j: &str| j.replacen("-fp32", "", 1).replacen("-nocudnn", "", 1);
+    let plain = |j: &str| {
+        j.replacen("-fp32", "", 1)
+            .replacen("-nocudnn", "", 1)
+            .replacen("-cutlass", "", 1)
+    };
     plain(a) == plain(b)
 }
 
@@ -373,10 +378,14 @@ mod tests {
         other.be = "y:train-fp32@4".into();
         let mut native = sim("mps", 2.0, 1.7);
         native.be = "x:train-fp32-nocudnn@4".into();
-        let rows = join(&[fp32, other, native], &published);
+        let mut cutlass = sim("mps", 2.0, 1.7);
+        cutlass.be = "x:train-fp32-nocudnn-cutlass@4".into();
+        let rows = join(&[fp32, other, native, cutlass], &published);
         assert_eq!(rows[0].published_p99_slowdown, Some(2.0));
         assert_eq!(rows[1].published_p99_slowdown, None);
-        // So does the same job without cuDNN.
+        // So does the same job without cuDNN, and with its GEMMs as the
+        // Tally client's.
         assert_eq!(rows[2].published_p99_slowdown, Some(2.0));
+        assert_eq!(rows[3].published_p99_slowdown, Some(2.0));
     }
 }

@@ -8,7 +8,7 @@ use tally_gpu::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 
 use super::builder::{ceil_div, clamp_memory, dim, kernel, Launch};
 use super::gemm::{plan, tiled, GemmShape};
-use crate::model::Dtype;
+use crate::model::{Dtype, GemmLibrary};
 
 /// A convolution's shape, output size included, as floats for traffic math.
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +25,9 @@ pub(crate) struct ConvShape {
     pub ho: f64,
     pub wo: f64,
     pub dtype: Dtype,
+    /// The library of the GEMMs PyTorch's own (cuDNN-less) convolution
+    /// calls; cuDNN's kernels are cuDNN's whatever it is.
+    pub gemm_library: GemmLibrary,
 }
 
 impl ConvShape {
@@ -139,12 +142,14 @@ pub(crate) fn lower_conv(name: &str, c: ConvShape) -> Vec<KernelSpec> {
             },
         )];
     }
+    // cuDNN's kernels, which the Tally client does not replace.
     let s = GemmShape {
         m: c.n * c.ho * c.wo,
         n: c.c_out / c.groups,
         k: c.c_in / c.groups * taps,
         batch: c.groups,
         dtype: c.dtype,
+        library: GemmLibrary::Cublas,
     };
     implicit_gemm(
         name,
@@ -201,6 +206,7 @@ pub(crate) fn lower_conv_backward(name: &str, c: ConvShape) -> Vec<KernelSpec> {
         k: (c.c_out / c.groups * taps * (c.ho * c.wo) / (c.h * c.w)).ceil(),
         batch: c.groups,
         dtype: c.dtype,
+        library: GemmLibrary::Cublas,
     };
     let wgrad = GemmShape {
         m: c.c_out / c.groups,
@@ -208,6 +214,7 @@ pub(crate) fn lower_conv_backward(name: &str, c: ConvShape) -> Vec<KernelSpec> {
         k: c.n * c.ho * c.wo,
         batch: c.groups,
         dtype: c.dtype,
+        library: GemmLibrary::Cublas,
     };
     let mut out = implicit_gemm(
         &format!("{name}.dgrad"),
@@ -267,6 +274,7 @@ mod tests {
             ho: f(ho),
             wo: f(wo),
             dtype: Dtype::F16,
+            gemm_library: GemmLibrary::Cublas,
         };
         (op, shape)
     }

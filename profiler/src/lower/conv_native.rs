@@ -48,6 +48,7 @@ impl ConvShape {
             k,
             batch: self.groups,
             dtype: self.dtype,
+            library: self.gemm_library,
         }
     }
 }

@@ -2,12 +2,15 @@
 //! shape, split-K (plus a reduce kernel) when the tile grid cannot fill the
 //! GPU and K is long, and a weight-streaming GEMV kernel for skinny
 //! products (M <= 16, the LLM decode case). Also used by the implicit-GEMM
-//! convolutions.
+//! convolutions. Under [`GemmLibrary::TallyCutlass`] every product is
+//! instead the Tally client's fixed CUTLASS kernel and split rule (the
+//! module docs of `GemmLibrary` give the source), skinny ones included,
+//! its tiles computed whole.
 
 use tally_gpu::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 
 use super::builder::{ceil_div, dim, dim_yz, kernel, smem, streaming_kernel, Launch, Stream};
-use crate::model::Dtype;
+use crate::model::{Dtype, GemmLibrary};
 
 /// Tile count a tile size must reach to be chosen: about one wave of a
 /// large GPU, so big tiles are used only where they still fill the machine.
@@ -29,6 +32,7 @@ pub(crate) struct GemmShape {
     pub k: f64,
     pub batch: f64,
     pub dtype: Dtype,
+    pub library: GemmLibrary,
 }
 
 /// A CTA tile configuration.
@@ -64,6 +68,25 @@ const TENSOR_TILES: [Tile; 4] = [
 /// The SGEMM tile (FFMA pipe, no tensor cores).
 const FFMA_TILE: Tile = tile(128.0, 128.0, 8.0, 256, 2.0, 128);
 
+/// The Tally client's 16-bit tensor-op tile: 128x128x16, four warps of
+/// 64x64 (the register footprint of our other 64x64-per-warp tile), 4
+/// stages (`CUTLASS_GEMM_TENSOR_OP_BASE`).
+const TALLY_TENSOR_TILE: Tile = tile(128.0, 128.0, 16.0, 128, 4.0, 232);
+/// The Tally client splits K when the grid has fewer output tiles than
+/// this ...
+const TALLY_SPLIT_K_MAX_TILES: f64 = 60.0;
+/// ... into slices this deep (and K must be at least this long).
+const TALLY_SPLIT_K_DEPTH: f64 = 128.0;
+
+/// Whether the product runs on the tensor cores: under the Tally client
+/// only 16-bit products do (its FP32 replacement is SIMT, TF32 included).
+fn on_tensor_cores(s: &GemmShape) -> bool {
+    match s.library {
+        GemmLibrary::Cublas => s.dtype.uses_tensor_cores(),
+        GemmLibrary::TallyCutlass => s.dtype.uses_tensor_cores() && s.dtype.size() == 2.0,
+    }
+}
+
 /// The chosen tiling of a GEMM.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Plan {
@@ -74,8 +97,36 @@ pub(crate) struct Plan {
     pub splits: f64,
 }
 
+/// The Tally client's plan: its fixed tile, and ceil(K / 128) slices for a
+/// single product of fewer than 60 output tiles.
+fn tally_plan(s: &GemmShape) -> Plan {
+    let tile = if on_tensor_cores(s) {
+        TALLY_TENSOR_TILE
+    } else {
+        FFMA_TILE
+    };
+    let (tiles_m, tiles_n) = (ceil_div(s.m, tile.bm), ceil_div(s.n, tile.bn));
+    let splits = if s.batch <= 1.0
+        && tiles_m * tiles_n < TALLY_SPLIT_K_MAX_TILES
+        && s.k >= TALLY_SPLIT_K_DEPTH
+    {
+        ceil_div(s.k, TALLY_SPLIT_K_DEPTH)
+    } else {
+        1.0
+    };
+    Plan {
+        tile,
+        tiles_m,
+        tiles_n,
+        splits,
+    }
+}
+
 /// Choose tile and split-K for a shape.
 pub(crate) fn plan(s: &GemmShape) -> Plan {
+    if s.library == GemmLibrary::TallyCutlass {
+        return tally_plan(s);
+    }
     let count = |t: &Tile| ceil_div(s.m, t.bm) * ceil_div(s.n, t.bn) * s.batch;
     let tile = if s.dtype.uses_tensor_cores() {
         let t = *TENSOR_TILES
@@ -109,10 +160,11 @@ pub(crate) fn plan(s: &GemmShape) -> Plan {
     }
 }
 
-/// Lower a GEMM-shaped product: a GEMV for skinny shapes of a plain GEMM,
-/// else a tiled kernel (`kind` is `Conv` for implicit-GEMM convolutions).
+/// Lower a GEMM-shaped product: under cuBLAS a GEMV for skinny shapes of a
+/// plain GEMM, else a tiled kernel (`kind` is `Conv` for implicit-GEMM
+/// convolutions).
 pub(crate) fn lower_gemm(name: &str, kind: KernelKind, s: GemmShape) -> Vec<KernelSpec> {
-    if kind == KernelKind::Gemm && s.m.min(s.n) <= SKINNY {
+    if kind == KernelKind::Gemm && s.m.min(s.n) <= SKINNY && s.library == GemmLibrary::Cublas {
         gemv(name, s)
     } else {
         tiled(name, kind, s, "gemm")
@@ -121,6 +173,10 @@ pub(crate) fn lower_gemm(name: &str, kind: KernelKind, s: GemmShape) -> Vec<Kern
 
 /// A tiled (tensor-core or SGEMM) kernel, plus the split-K reduce.
 pub(crate) fn tiled(name: &str, kind: KernelKind, s: GemmShape, label: &str) -> Vec<KernelSpec> {
+    let label = match s.library {
+        GemmLibrary::Cublas => label.to_string(),
+        GemmLibrary::TallyCutlass => format!("tally_cutlass_{label}"),
+    };
     let p = plan(&s);
     let t = p.tile;
     let e = s.dtype.size();
@@ -129,8 +185,14 @@ pub(crate) fn tiled(name: &str, kind: KernelKind, s: GemmShape, label: &str) -> 
     let stage_bytes = t.stages * (t.bm + t.bn) * t.bk * e;
     // ldmatrix / cp.async / address math per warp per K step.
     let other = tiles * ceil_div(s.k, t.bk) * warps * 12.0;
-    let mnk = s.m * s.n * s.k * s.batch;
-    let work = if s.dtype.uses_tensor_cores() {
+    // CUTLASS computes its tiles whole (loads past the matrix edge are
+    // predicated to zero; the MMAs run regardless); cuBLAS's tile choice
+    // keeps that waste small, so it counts the product itself.
+    let mnk = match s.library {
+        GemmLibrary::Cublas => s.m * s.n * s.k * s.batch,
+        GemmLibrary::TallyCutlass => p.tiles_m * t.bm * p.tiles_n * t.bn * s.k * s.batch,
+    };
+    let work = if on_tensor_cores(&s) {
         Work {
             tensor_flops: 2.0 * mnk * s.dtype.tensor_flop_cost(),
             other_warp_insts: other,
@@ -308,6 +370,7 @@ mod tests {
             k,
             batch: 1.0,
             dtype,
+            library: GemmLibrary::Cublas,
         }
     }
 
@@ -337,6 +400,79 @@ mod tests {
             4.0 * 384.0 * 32.0 * 2.0 / 8.0
         );
         assert_eq!(k.work.other_warp_insts, 512.0 * 128.0 * 8.0 * 12.0);
+    }
+
+    fn tally(m: f64, n: f64, k: f64, dtype: Dtype) -> GemmShape {
+        GemmShape {
+            library: GemmLibrary::TallyCutlass,
+            ..shape(m, n, k, dtype)
+        }
+    }
+
+    #[test]
+    fn the_tally_client_splits_k_into_128_deep_slices_below_60_tiles() {
+        // bert-base's attention-output weight gradient at 12,288 tokens:
+        // 6 x 6 tiles, so 96 slices of 128 and the reduce.
+        let ks = lower_gemm(
+            "g",
+            KernelKind::Gemm,
+            tally(768.0, 768.0, 12288.0, Dtype::F32),
+        );
+        assert_eq!(ks.len(), 2);
+        assert_eq!(ks[0].grid, Dim3::new(6, 6, 96));
+        assert_eq!(ks[0].block, Dim3::linear(256));
+        assert!(ks[0].name.contains("tally_cutlass_gemm_f32_128x128x8"));
+        assert!(ks[1].name.ends_with("splitk_reduce"));
+        // Its FC1 weight gradient has 6 x 24 = 144 tiles: no split, every
+        // block runs all 12,288 of K (cuBLAS's rule splits neither).
+        let wide = lower_gemm(
+            "g",
+            KernelKind::Gemm,
+            tally(768.0, 3072.0, 12288.0, Dtype::F32),
+        );
+        assert_eq!((wide.len(), wide[0].grid), (1, Dim3::new(6, 24, 1)));
+        // 60 tiles exactly: no split; a batched product never splits.
+        assert_eq!(plan(&tally(768.0, 1280.0, 4096.0, Dtype::F32)).splits, 1.0);
+        let batched = GemmShape {
+            batch: 12.0,
+            ..tally(128.0, 128.0, 4096.0, Dtype::F16)
+        };
+        assert_eq!(plan(&batched).splits, 1.0);
+        // Where cuBLAS's rule takes fewer, deeper slices.
+        let cublas = plan(&shape(768.0, 768.0, 12288.0, Dtype::F32));
+        assert_eq!(cublas.splits, 4.0);
+    }
+
+    #[test]
+    fn the_tally_client_runs_16_bit_products_on_whole_128x128x16_tiles() {
+        // A decode step's projection: one token, so cuBLAS streams the
+        // weights as a GEMV, and the Tally client runs a 128-row tile of
+        // which one row is the product, 32 K slices deep.
+        let s = tally(1.0, 4096.0, 4096.0, Dtype::F16);
+        let cublas = lower_gemm(
+            "g",
+            KernelKind::Gemm,
+            GemmShape {
+                library: GemmLibrary::Cublas,
+                ..s
+            },
+        );
+        assert_eq!(cublas[0].kind, KernelKind::Gemv);
+        let ks = lower_gemm("g", KernelKind::Gemm, s);
+        assert_eq!(ks[0].kind, KernelKind::Gemm);
+        assert_eq!(ks[0].grid, Dim3::new(1, 32, 32));
+        assert_eq!(ks[0].block, Dim3::linear(128));
+        assert_eq!(ks[0].shared_mem_dynamic, 4 * (128 + 128) * 16 * 2);
+        assert_eq!(
+            ks[0].work.tensor_flops,
+            2.0 * 128.0 * 4096.0 * 4096.0 * Dtype::F16.tensor_flop_cost()
+        );
+        // FP32 stays on the FFMA pipe even where cuBLAS would use TF32.
+        let tf32 = plan(&tally(4096.0, 4096.0, 4096.0, Dtype::Tf32));
+        assert_eq!(
+            (tf32.tile.bm, tf32.tile.bk, tf32.tile.threads),
+            (128.0, 8.0, 256)
+        );
     }
 
     #[test]

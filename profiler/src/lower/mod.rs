@@ -15,15 +15,20 @@ mod rowwise;
 
 use tally_gpu::{KernelKind, KernelSpec};
 
-use crate::model::{ConvBackend, OpKind};
+use crate::model::{ConvBackend, GemmLibrary, OpKind};
 use attention::AttnShape;
 use conv::ConvShape;
 use gemm::GemmShape;
 use rowwise::RowOp;
 
 /// The kernels one instance of `op` launches, forward or backward, named
-/// `<operator>/<library kernel>`.
-pub(crate) fn lower(name: &str, op: &OpKind, backward: bool) -> Vec<KernelSpec> {
+/// `<operator>/<library kernel>`, its matrix products in `gemm_library`.
+pub(crate) fn lower(
+    name: &str,
+    op: &OpKind,
+    backward: bool,
+    gemm_library: GemmLibrary,
+) -> Vec<KernelSpec> {
     // Shapes are converted to floats once: traffic and FLOP arithmetic can
     // then never overflow, and absurd sizes surface as validation errors.
     let f = |v: u64| v as f64;
@@ -41,6 +46,7 @@ pub(crate) fn lower(name: &str, op: &OpKind, backward: bool) -> Vec<KernelSpec> 
                 k: f(k),
                 batch: f(batch),
                 dtype,
+                library: gemm_library,
             };
             if backward {
                 gemm::lower_gemm_backward(name, s)
@@ -76,6 +82,7 @@ pub(crate) fn lower(name: &str, op: &OpKind, backward: bool) -> Vec<KernelSpec> 
                 ho: f(ho),
                 wo: f(wo),
                 dtype,
+                gemm_library,
             };
             // PyTorch's own depthwise kernels run with or without cuDNN.
             let native = backend == ConvBackend::Native && !c.is_depthwise();
@@ -217,10 +224,11 @@ mod tests {
         #[test]
         fn any_gemm_lowers_to_valid_kernels(
             m in 1u64..20_000, n in 1u64..20_000, k in 1u64..20_000,
-            batch in 1u64..64, dtype in dtype(), backward: bool,
+            batch in 1u64..64, dtype in dtype(), backward: bool, cutlass: bool,
         ) {
             let op = OpKind::Gemm { m, n, k, batch, dtype };
-            check(&lower("g", &op, backward))?;
+            let library = if cutlass { GemmLibrary::TallyCutlass } else { GemmLibrary::Cublas };
+            check(&lower("g", &op, backward, library))?;
         }
 
         #[test]
@@ -229,7 +237,7 @@ mod tests {
             flops in 0u64..40, dtype in dtype(), backward: bool,
         ) {
             let op = OpKind::Elementwise { elements, inputs, outputs, flops_per_element: flops, dtype };
-            check(&lower("e", &op, backward))?;
+            check(&lower("e", &op, backward, GemmLibrary::Cublas))?;
         }
 
         #[test]
@@ -243,12 +251,12 @@ mod tests {
                 groups: if depthwise { c } else { 1 }, dtype: Dtype::F16,
                 backend: if native { ConvBackend::Native } else { ConvBackend::Cudnn },
             };
-            check(&lower("c", &conv, backward))?;
+            check(&lower("c", &conv, backward, GemmLibrary::TallyCutlass))?;
             let attn = OpKind::Attention {
                 batch: n, heads, kv_heads: heads, q_len: q, kv_len: q + extra,
                 head_dim: 64, causal: true, dtype: Dtype::Bf16,
             };
-            check(&lower("a", &attn, backward))?;
+            check(&lower("a", &attn, backward, GemmLibrary::Cublas))?;
         }
     }
 }

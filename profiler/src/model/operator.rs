@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use tally_gpu::KernelSpec;
 
-use super::{ModelError, OpKind};
+use super::{GemmLibrary, ModelError, OpKind};
 
 fn one() -> u32 {
     1
@@ -37,6 +37,10 @@ pub struct Operator {
     /// checkpointing): forward work that owns no parameters of its own.
     #[serde(default, skip_serializing_if = "is_false")]
     pub recompute: bool,
+    /// The library its matrix products run in (a GEMM, or the GEMMs of a
+    /// convolution PyTorch runs without cuDNN).
+    #[serde(default, skip_serializing_if = "GemmLibrary::is_cublas")]
+    pub gemm_library: GemmLibrary,
 }
 
 impl Operator {
@@ -48,6 +52,7 @@ impl Operator {
             repeat: 1,
             backward: false,
             recompute: false,
+            gemm_library: GemmLibrary::Cublas,
         }
     }
 
@@ -69,13 +74,14 @@ impl Operator {
             repeat: self.repeat,
             backward: true,
             recompute: false,
+            gemm_library: self.gemm_library,
         })
     }
 
     /// The kernels one instance launches, in launch order (`repeat` is
     /// expanded by `Model::launches`).
     pub fn lower(&self) -> Vec<KernelSpec> {
-        crate::lower::lower(&self.name, &self.op, self.backward)
+        crate::lower::lower(&self.name, &self.op, self.backward, self.gemm_library)
     }
 
     /// Check the shape and that every lowered kernel is a valid launch.

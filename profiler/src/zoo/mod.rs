@@ -29,7 +29,8 @@ mod whisper;
 pub use name::ModelArg;
 
 use crate::model::{
-    ConvBackend, Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride, Phase,
+    ConvBackend, GemmLibrary, Model, ModelError, ModelParams, OpKind, Operator, ParamsOverride,
+    Phase,
 };
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
@@ -247,10 +248,11 @@ fn resolve_params(model: &str, d: Defaults, o: &ParamsOverride) -> Result<ModelP
 }
 
 /// Build a zoo model by name: `NAME`, `NAME:infer` or `NAME:train`, the
-/// variant optionally with `-fp32` (`NAME:train-fp32`: no mixed precision)
-/// and `-nocudnn` (`NAME:train-fp32-nocudnn`: convolutions as a PyTorch
-/// built without cuDNN runs them, `ConvBackend::Native`), each optionally
-/// followed by `@BATCH`.
+/// variant optionally with `-fp32` (`NAME:train-fp32`: no mixed precision),
+/// `-nocudnn` (`NAME:train-fp32-nocudnn`: convolutions as a PyTorch
+/// built without cuDNN runs them, `ConvBackend::Native`) and `-cutlass`
+/// (`NAME:infer-cutlass`: GEMMs as the Tally client's CUTLASS kernels,
+/// `GemmLibrary::TallyCutlass`), each optionally followed by `@BATCH`.
 pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     let parsed = ModelArg::parse(arg)?;
     let params = parsed.overrides(arg, params)?;
@@ -270,12 +272,16 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     // (`ConvBackend` docs): per-sample im2col and cuBLAS GEMMs, which an
     // FP32 model runs in FP32 (cuBLAS's default; cuDNN's TF32 default
     // does not apply).
-    let (mut variant, mut fp32, mut native) = (variant, false, false);
+    // `-cutlass`: every cuBLAS GEMM as the Tally client's CUTLASS kernel,
+    // as every job of the published Tally table ran (`GemmLibrary` docs).
+    let (mut variant, mut fp32, mut native, mut cutlass) = (variant, false, false, false);
     while let Some(v) = variant {
         if let Some(rest) = v.strip_suffix("-fp32") {
             (variant, fp32) = (Some(rest), true);
         } else if let Some(rest) = v.strip_suffix("-nocudnn") {
             (variant, native) = (Some(rest), true);
+        } else if let Some(rest) = v.strip_suffix("-cutlass") {
+            (variant, cutlass) = (Some(rest), true);
         } else {
             break;
         }
@@ -294,7 +300,7 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
         }
         _ => family.name.to_string(),
     };
-    if (fp32 || native) && phase == Phase::Inference {
+    if (fp32 || native || cutlass) && phase == Phase::Inference {
         canonical.push_str(":infer");
     }
     if fp32 {
@@ -302,6 +308,9 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
     }
     if native {
         canonical.push_str("-nocudnn");
+    }
+    if cutlass {
+        canonical.push_str("-cutlass");
     }
     if let Some(b) = parsed.batch {
         canonical.push_str(&format!("@{b}"));
@@ -321,6 +330,11 @@ pub fn build(arg: &str, params: &ParamsOverride) -> Result<Model, ModelError> {
             if let OpKind::Conv2d { backend, .. } = &mut op.op {
                 *backend = ConvBackend::Native;
             }
+        }
+    }
+    if cutlass {
+        for op in &mut operators {
+            op.gemm_library = GemmLibrary::TallyCutlass;
         }
     }
     Ok(Model {
@@ -445,6 +459,48 @@ mod tests {
             build("bert-base:train-fp16", &ParamsOverride::default()),
             Err(ModelError::NoVariant { .. })
         ));
+    }
+
+    #[test]
+    fn cutlass_variant_runs_every_gemm_as_the_tally_clients_kernel() {
+        let m = default("bert-large:infer-cutlass@1");
+        assert_eq!(m.name, "bert-large:infer-cutlass@1");
+        assert!(m
+            .operators
+            .iter()
+            .all(|o| o.gemm_library == GemmLibrary::TallyCutlass));
+        let gemms: Vec<tally_gpu::KernelSpec> = m
+            .operators
+            .iter()
+            .flat_map(|o| o.lower())
+            .filter(|k| k.kind == KernelKind::Gemm)
+            .collect();
+        assert!(!gemms.is_empty());
+        assert!(gemms
+            .iter()
+            .all(|k| k.name.contains("tally_cutlass_gemm_f16_128x128x16")));
+        // The library composes with the other suffixes, in any order, and
+        // reaches the GEMMs of a convolution run without cuDNN.
+        let cnn = default("resnet50:train-fp32-nocudnn-cutlass@2");
+        assert_eq!(
+            default("resnet50:train-cutlass-fp32-nocudnn@2").name,
+            cnn.name
+        );
+        let conv_gemms = cnn
+            .operators
+            .iter()
+            .filter(|o| matches!(o.op, OpKind::Conv2d { .. }))
+            .flat_map(|o| o.lower())
+            .filter(|k| k.kind == KernelKind::Gemm)
+            .count();
+        assert!(conv_gemms > 0);
+        assert!(cnn
+            .operators
+            .iter()
+            .filter(|o| matches!(o.op, OpKind::Conv2d { .. }))
+            .flat_map(|o| o.lower())
+            .filter(|k| k.kind == KernelKind::Gemm)
+            .all(|k| k.name.contains("tally_cutlass")));
     }
 
     #[test]
