@@ -11,10 +11,10 @@
 # floor(300 s / latency x 0.5) requests, a random subset of one day's
 # invocations compressed into the run; here at uniform times, the day's
 # shape not being public): a Poisson count over a short run strays from
-# the load. Durations: BERT_DURATION (default 30s: 6,827 BERT requests per
-# pair, six of TGS's 5 s HP rate samples) and LLAMA_DURATION (default 60s:
-# 28 Llama-2 generation requests of ~1 s; the artifact's 300 s runs hold
-# 76, and the one-core budget of 10 minutes allows no more; at 30 s the
+# the load. Durations: BERT_DURATION (default 30s: 3,300-4,300 BERT
+# requests of 3.5 ms per pair, six of TGS's 5 s HP rate samples) and
+# LLAMA_DURATION (default 120s: 16-37 Llama-2 generation requests of
+# 1.6 s, 38 alone; the artifact's 300 s runs hold 76, and at 60 s the
 # backlog a run ends with weighs twice as much in the HP throughput).
 # tally-predict uses the
 # predictor trained on the zoo profiled on a100-40gb
@@ -93,7 +93,7 @@ start=$(date +%s)
 dirs=()
 for hp in "${hps[@]}"; do
   case $hp in
-    llama*) duration=${LLAMA_DURATION:-60s} ;;
+    llama*) duration=${LLAMA_DURATION:-120s} ;;
     *) duration=${BERT_DURATION:-30s} ;;
   esac
   for i in "${!bes[@]}"; do
