@@ -292,6 +292,32 @@ fn tally_predict_runs_an_unpreemptible_be_kernel_only_on_sms_no_hp_kernel_needs(
 }
 
 #[test]
+fn tally_predict_runs_capped_be_kernels_only_on_sms_no_hp_kernel_needs() {
+    // Tally caps the BE kernel (blocks of milliseconds) to a few workers:
+    // its blocks cannot make way for an HP kernel in time. HP never idles
+    // (closed loop), so BE runs only beside HP: past the SMs of the
+    // request's small kernels it may; where a wide kernel of the request
+    // needs every SM it may not (its blocks would drain beside that kernel).
+    let long = kernel("long-a", 864, 4.0e6 * 40.0, 4.0e3);
+    let mut engine = SimEngine::new(&gpu());
+    let k = engine.add_kernel(&long).unwrap();
+    let (chosen, _) = choose_config(&engine, k, DEFAULT_TURNAROUND_US).unwrap();
+    assert!(matches!(chosen.config, KernelConfig::CappedPtb { .. }));
+    let small = vec![compute_kernel("hp-a", 54), memory_kernel("hp-m", 40)];
+    let mut wide = small.clone();
+    wide.push(compute_kernel("hp-wide", 432));
+    let be = |hp: Vec<tally_gpu::KernelSpec>| {
+        let w = Workload {
+            hp: job("hp", hp),
+            be: vec![job("long", vec![long.clone()])],
+        };
+        summaries(&w, Arrivals::ClosedLoop, &["tally-predict"])[0].be_throughput_total
+    };
+    assert!(be(small) > 0.05);
+    assert_eq!(be(wide), 0.0);
+}
+
+#[test]
 fn orion_co_runs_only_kernels_of_the_other_label() {
     let hp = job("hp", vec![compute_kernel("hp-a", 54)]);
     let same = Workload {

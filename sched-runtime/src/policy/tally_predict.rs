@@ -13,12 +13,16 @@
 //! (preemptive PTB, PTB on a few workers, slices, or the original when it
 //! is itself shorter than the limit), so that an HP kernel needing its SMs
 //! waits no longer than under Tally. It retreats when the next HP kernel
-//! needs its SMs or would be slowed too much. A kernel Tally could only
+//! needs its SMs or would be slowed too much. A kernel whose blocks
+//! outlast Tally's limit, which Tally caps to a few workers or can only
 //! run untransformed and long (too few blocks for its minimum of worker
 //! blocks or slices: ResNet-50's per-sample GEMMs without cuDNN, 7-8
-//! blocks of ~180 us) cannot retreat, so it goes beside HP only on SMs
-//! past every HP kernel's partition, where no HP kernel of the request
-//! will wait for it. On a real GPU, as for the HP kernels' partitions, a
+//! blocks of ~180 us), cannot retreat in time, so it goes beside HP only
+//! on SMs past every HP kernel's partition, where no HP kernel of the
+//! request will wait for its blocks or share SMs with them (beside an HP
+//! kernel that later needs the whole GPU, a capped kernel's draining
+//! blocks stretched Llama-2's decode steps: p99 1.14x beside whisper where
+//! Tally's is 1.02x). On a real GPU, as for the HP kernels' partitions, a
 //! green context's SM group holds it. HP is confined only where a BE
 //! kernel is, or will be, beside it.
 //!
@@ -237,12 +241,18 @@ impl TallyPredict {
         }
         let config = self.tally.config(be);
         let whole = Partition::whole(ctx.gpu());
-        let unpreemptible = config == KernelConfig::Original
-            && ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us();
-        // A kernel Tally can only run untransformed and long cannot make
-        // way for an HP kernel: it goes only on SMs no HP kernel of the
-        // request needs.
-        let room = if unpreemptible {
+        // A kernel whose blocks outlast Tally's limit, which Tally caps to
+        // a few workers or can only run untransformed and long, cannot make
+        // way for an HP kernel in time: it goes only on SMs no HP kernel of
+        // the request needs.
+        let long_blocks = match config {
+            KernelConfig::CappedPtb { .. } => true,
+            KernelConfig::Original => {
+                ctx.engine.alone_us(be, config, whole)? > self.tally.turnaround_us()
+            }
+            _ => false,
+        };
+        let room = if long_blocks {
             if self.request_sms >= ctx.gpu().sm_count {
                 return Ok(None);
             }
