@@ -10,9 +10,12 @@
 //!   the GPU check); `resources`: the `resources.json` a build writes.
 //! - `cuda_backend`: the `Backend` that measures kernels on a real GPU as
 //!   their stand-ins, and `open_backend`, which opens either twin.
+//! - `launch_plan`: how a scheduler's block range of a kernel is launched
+//!   as an entry of its transformed module (grid, offset, task counter).
 
 pub mod build;
 pub mod cuda_backend;
+pub mod launch_plan;
 pub mod library;
 mod open_backend;
 pub mod ptx;

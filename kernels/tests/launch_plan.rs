@@ -1,0 +1,185 @@
+//! `launch_plan` on the PTX interpreter: a kernel's blocks driven through
+//! any sequence of the launches a scheduler makes — slices, the rest run
+//! untransformed, whole-grid originals and PTB, preemptive workers told to
+//! retreat at any point and resumed from their progress — each planned by
+//! `launch_plan::plan` and run as the plan says (entry, grid, offset,
+//! counter). Every block runs exactly once, and after every launch the
+//! done blocks are exactly the prefix the scheduler's progress says.
+
+mod common;
+
+use common::interp::run;
+use common::memory::{Launch, Memory};
+use proptest::prelude::*;
+use tally_kernels::launch_plan::{plan, preempt_progress, total_blocks, Entry, RangeLaunch};
+use tally_kernels::ptx::ast::Module;
+use tally_kernels::ptx::{parse_module, transform_module, Variants};
+
+/// A small deterministic generator for the schedule (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + (self.next() % u64::from(hi - lo + 1)) as u32
+    }
+}
+
+/// record3d's memory: every thread of block L adds 1 to visits[L].
+struct World {
+    mem: Memory,
+    visits: u64,
+    ids: u64,
+    counter: u64,
+    retreat: u64,
+}
+
+impl World {
+    fn new(total: u32) -> World {
+        let mut mem = Memory::default();
+        let visits = mem.alloc(4 * total as usize);
+        let ids = mem.alloc(24 * total as usize);
+        let counter = mem.alloc(4);
+        let retreat = mem.alloc(4);
+        World {
+            mem,
+            visits,
+            ids,
+            counter,
+            retreat,
+        }
+    }
+
+    fn visits(&self, l: u32) -> u32 {
+        self.mem.read_u32(self.visits + 4 * u64::from(l))
+    }
+
+    /// Runs the planned launch; a preemptive one raises the retreat flag
+    /// once the counter reaches `retreat_at`. Returns the blocks done.
+    fn run(
+        &mut self,
+        m: &Module,
+        r: &RangeLaunch,
+        threads: u32,
+        retreat_at: u32,
+        seed: u64,
+    ) -> Result<u32, String> {
+        let p = plan(r).map_err(|e| e.to_string())?;
+        let f = m
+            .function(&p.entry.name("record3d"))
+            .ok_or_else(|| format!("no entry for {:?}", p.entry))?;
+        let mut l = Launch::new(p.grid, [threads, 1, 1])
+            .param("record3d_param_0", self.visits)
+            .param("record3d_param_1", self.ids);
+        if let Some(g) = p.original_grid {
+            l = l
+                .param("__tally_grid_x", u64::from(g[0]))
+                .param("__tally_grid_y", u64::from(g[1]))
+                .param("__tally_grid_z", u64::from(g[2]));
+        }
+        if let Some(offset) = p.block_offset {
+            l = l.param("__tally_block_offset", u64::from(offset));
+        }
+        if let Some(start) = p.counter_start {
+            // What the host does before a preemptive launch.
+            self.mem.write_u32(self.counter, start);
+            self.mem.write_u32(self.retreat, 0);
+            l = l
+                .param("__tally_counter", self.counter)
+                .param("__tally_retreat", self.retreat);
+        }
+        l.seed = seed;
+        let (counter, retreat) = (self.counter, self.retreat);
+        let preempt = p.entry == Entry::Preempt;
+        run(f, &l, &mut self.mem, &mut |mem| {
+            if preempt && mem.read_u32(counter) >= retreat_at {
+                mem.write_u32(retreat, 1);
+            }
+        })?;
+        let total = total_blocks(r.grid).unwrap();
+        Ok(if preempt {
+            preempt_progress(&p, self.mem.read_u32(self.counter), total)
+        } else {
+            r.blocks as u32
+        })
+    }
+}
+
+/// Drives one kernel of `grid` to completion through a schedule drawn from
+/// `seed`, checking the done prefix after every launch.
+fn drive(m: &Module, grid: [u32; 3], threads: u32, seed: u64) {
+    let total = total_blocks(grid).unwrap();
+    let mut w = World::new(total);
+    let mut rng = Rng(seed);
+    let mut progress = 0u32;
+    let mut launches = 0;
+    while progress < total {
+        let left = total - progress;
+        let choice = rng.range(0, 4);
+        let r = |first: u32, blocks: u32, workers: Option<u32>, preemptible: bool| RangeLaunch {
+            grid,
+            first_block: u64::from(first),
+            blocks: u64::from(blocks),
+            workers,
+            preemptible,
+        };
+        let (launch, retreat_at) = match choice {
+            // The whole grid untransformed, or as PTB, from the start only.
+            0 if progress == 0 => (r(0, total, None, false), 0),
+            1 if progress == 0 => (r(0, total, Some(rng.range(1, 5)), false), 0),
+            // A slice of what is left, or all of it untransformed.
+            0..=2 => (r(progress, rng.range(1, left), None, false), 0),
+            // Preemptive workers, told to retreat at any counter value.
+            _ => (
+                r(progress, left, Some(rng.range(1, 5)), true),
+                rng.range(progress, total + 1),
+            ),
+        };
+        let done = w
+            .run(m, &launch, threads, retreat_at, rng.next())
+            .unwrap_or_else(|e| panic!("{launch:?}: {e}"));
+        progress += done;
+        launches += 1;
+        for l in 0..total {
+            let expect = if l < progress { threads } else { 0 };
+            assert_eq!(
+                w.visits(l),
+                expect,
+                "block {l} after launch {launches} ({launch:?}): progress {progress}"
+            );
+        }
+        assert!(launches < 200, "no progress: {launch:?}");
+    }
+}
+
+fn transformed() -> Module {
+    let m = parse_module(&common::handwritten("record3d.ptx")).unwrap();
+    transform_module(&m, Variants::ALL).unwrap()
+}
+
+#[test]
+fn a_kernel_resumed_after_retreats_runs_every_block_once() {
+    let m = transformed();
+    for seed in 1..=40 {
+        drive(&m, [3, 2, 2], 2, seed);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_block_runs_exactly_once_across_any_schedule(
+        gx in 1u32..6, gy in 1u32..3, gz in 1u32..3, threads in 1u32..4, seed in any::<u64>(),
+    ) {
+        drive(&transformed(), [gx, gy, gz], threads, seed);
+    }
+}
