@@ -16,7 +16,8 @@
 //!   the range's length, `__tally_block_offset` = its first block), which
 //!   is also how a retreated kernel's remaining blocks run untransformed;
 //! - the PTB entry strides over the whole grid from `%ctaid.x`, so it only
-//!   runs a whole grid;
+//!   runs a whole grid (the rest of a grid already part run goes to the
+//!   preemptive entry, never told to retreat);
 //! - the preemptive entry takes blocks in order from the task counter up
 //!   to the end of the grid, so it runs any range that ends at the grid's
 //!   end: the host sets the counter to the range's first block and clears
@@ -153,18 +154,26 @@ pub fn plan(r: &RangeLaunch) -> Result<LaunchPlan, PlanError> {
                 counter_start: Some(first32),
             })
         }
-        Some(w) => {
-            if !whole {
-                return Err(unsupported("the PTB variant strides over the whole grid"));
-            }
-            Ok(LaunchPlan {
-                entry: Entry::Ptb,
-                grid: [w.min(count32), 1, 1],
-                original_grid: Some(r.grid),
-                block_offset: None,
-                counter_start: None,
-            })
-        }
+        Some(w) if whole => Ok(LaunchPlan {
+            entry: Entry::Ptb,
+            grid: [w.min(count32), 1, 1],
+            original_grid: Some(r.grid),
+            block_offset: None,
+            counter_start: None,
+        }),
+        // Persistent workers for the rest of a grid already part run: the
+        // preemptive entry from the counter, never told to retreat (the
+        // PTB entry always starts at block 0).
+        Some(w) if end == total64 => Ok(LaunchPlan {
+            entry: Entry::Preempt,
+            grid: [w.min(count32), 1, 1],
+            original_grid: Some(r.grid),
+            block_offset: None,
+            counter_start: Some(first32),
+        }),
+        Some(_) => Err(unsupported(
+            "persistent workers run blocks up to the end of the grid",
+        )),
     }
 }
 
@@ -226,11 +235,13 @@ mod tests {
     }
 
     #[test]
-    fn ptb_runs_whole_grids_only() {
+    fn ptb_runs_whole_grids_and_the_counter_the_rest() {
         let p = plan(&range(0, 24, Some(8), false)).unwrap();
         assert_eq!((p.entry, p.grid), (Entry::Ptb, [8, 1, 1]));
+        let rest = plan(&range(4, 20, Some(8), false)).unwrap();
+        assert_eq!((rest.entry, rest.counter_start), (Entry::Preempt, Some(4)));
         assert!(matches!(
-            plan(&range(4, 20, Some(8), false)),
+            plan(&range(4, 10, Some(8), false)),
             Err(PlanError::Unsupported { .. })
         ));
     }

@@ -98,14 +98,15 @@ impl World {
         }
         l.seed = seed;
         let (counter, retreat) = (self.counter, self.retreat);
-        let preempt = p.entry == Entry::Preempt;
+        // Only a preemptible launch is ever told to retreat.
+        let told = r.preemptible;
         run(f, &l, &mut self.mem, &mut |mem| {
-            if preempt && mem.read_u32(counter) >= retreat_at {
+            if told && mem.read_u32(counter) >= retreat_at {
                 mem.write_u32(retreat, 1);
             }
         })?;
         let total = total_blocks(r.grid).unwrap();
-        Ok(if preempt {
+        Ok(if p.entry == Entry::Preempt {
             preempt_progress(&p, self.mem.read_u32(self.counter), total)
         } else {
             r.blocks as u32
@@ -123,7 +124,7 @@ fn drive(m: &Module, grid: [u32; 3], threads: u32, seed: u64) {
     let mut launches = 0;
     while progress < total {
         let left = total - progress;
-        let choice = rng.range(0, 4);
+        let choice = rng.range(0, 5);
         let r = |first: u32, blocks: u32, workers: Option<u32>, preemptible: bool| RangeLaunch {
             grid,
             first_block: u64::from(first),
@@ -137,6 +138,8 @@ fn drive(m: &Module, grid: [u32; 3], threads: u32, seed: u64) {
             1 if progress == 0 => (r(0, total, Some(rng.range(1, 5)), false), 0),
             // A slice of what is left, or all of it untransformed.
             0..=2 => (r(progress, rng.range(1, left), None, false), 0),
+            // Persistent workers for the rest, not preemptible.
+            3 if progress > 0 => (r(progress, left, Some(rng.range(1, 5)), false), 0),
             // Preemptive workers, told to retreat at any counter value.
             _ => (
                 r(progress, left, Some(rng.range(1, 5)), true),
