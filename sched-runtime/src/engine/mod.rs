@@ -7,9 +7,11 @@
 //! engine implements the same trait without touching a policy.
 //!
 //! `launch.rs` holds what crosses the seam (launch requests, completions,
-//! ids), `error.rs` its error, `alone.rs` standalone timing on any engine.
+//! ids), `error.rs` its error, `alone.rs` standalone timing on any engine,
+//! `contract.rs` the checks every engine must pass.
 
 pub mod alone;
+pub mod contract;
 mod error;
 mod launch;
 pub mod sim;
