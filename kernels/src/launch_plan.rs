@@ -185,6 +185,86 @@ pub fn preempt_progress(plan: &LaunchPlan, counter_after: u32, total: u32) -> u3
     counter_after.min(total).saturating_sub(start)
 }
 
+/// The scheduler's blocks of one kernel launch mapped onto its stand-in's
+/// grid, which has a different number of blocks (`standin`: sized to the
+/// spec's work, not its grid). The scheduler asks for ranges of the spec's
+/// blocks and learns how many of them ran; the device runs ranges of the
+/// stand-in's blocks, in order, and stops where a retreat finds it. The
+/// map keeps the device's own progress, so a resumed range starts exactly
+/// where the device stopped (no stand-in block runs twice or never), and
+/// tells the scheduler the spec blocks done: every spec block whose image
+/// the device has finished, and all of a range that completed.
+///
+/// Spec block `b` covers stand-in blocks `image(b) .. image(b + 1)` with
+/// `image(b) = floor(b * standin / spec)`: consecutive ranges of spec
+/// blocks map to consecutive ranges of stand-in blocks, some empty when
+/// the stand-in has fewer blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockMap {
+    spec: u64,
+    standin: u64,
+    /// Stand-in blocks done (a prefix of the grid).
+    device_done: u64,
+    /// Spec blocks the scheduler has been told are done.
+    spec_done: u64,
+}
+
+impl BlockMap {
+    pub fn new(spec_blocks: u64, standin_blocks: u64) -> BlockMap {
+        BlockMap {
+            spec: spec_blocks.max(1),
+            standin: standin_blocks.max(1),
+            device_done: 0,
+            spec_done: 0,
+        }
+    }
+
+    /// First stand-in block of spec block `b` (`b` up to the spec's end).
+    fn image(&self, b: u64) -> u64 {
+        if b >= self.spec {
+            return self.standin;
+        }
+        // b < spec, so the product fits when both grids fit in 32 bits.
+        ((u128::from(b) * u128::from(self.standin)) / u128::from(self.spec)) as u64
+    }
+
+    /// The stand-in range `(first, count)` for the scheduler's spec range
+    /// starting at `first` (the progress it was told) with `count` blocks:
+    /// from the device's progress to the image of the range's end; empty
+    /// when the device is already past it.
+    pub fn standin_range(&self, first: u64, count: u64) -> (u64, u64) {
+        let end = self.image(first.saturating_add(count));
+        (self.device_done, end.saturating_sub(self.device_done))
+    }
+
+    /// Record a launch of the spec range `first .. first + count` that ran
+    /// `ran` stand-in blocks from the device's progress, `retreated` or not;
+    /// returns the spec blocks of the range done (the completion's
+    /// `blocks_done`).
+    pub fn record(&mut self, first: u64, count: u64, ran: u64, retreated: bool) -> u64 {
+        let end = first.saturating_add(count).min(self.spec);
+        self.device_done = (self.device_done + ran).min(self.standin);
+        self.spec_done = if retreated {
+            // Whole spec blocks whose images are done, never past the range.
+            let whole = (u128::from(self.device_done) * u128::from(self.spec)
+                / u128::from(self.standin)) as u64;
+            let mut b = whole.min(end);
+            while b < end && self.image(b + 1) <= self.device_done {
+                b += 1;
+            }
+            b.max(first.min(end))
+        } else {
+            end
+        };
+        self.spec_done.saturating_sub(first)
+    }
+
+    /// Stand-in blocks the device has done.
+    pub fn device_done(&self) -> u64 {
+        self.device_done
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,10 @@
 //! retreat at any point and resumed from their progress — each planned by
 //! `launch_plan::plan` and run as the plan says (entry, grid, offset,
 //! counter). Every block runs exactly once, and after every launch the
-//! done blocks are exactly the prefix the scheduler's progress says.
+//! done blocks are exactly the prefix the scheduler's progress says. And
+//! `BlockMap`, which maps the scheduler's blocks of a kernel onto its
+//! stand-in's grid, runs every stand-in block exactly once through any
+//! such schedule, whatever the two grids' sizes.
 
 mod common;
 
@@ -184,5 +187,74 @@ proptest! {
         gx in 1u32..6, gy in 1u32..3, gz in 1u32..3, threads in 1u32..4, seed in any::<u64>(),
     ) {
         drive(&transformed(), [gx, gy, gz], threads, seed);
+    }
+}
+
+/// A scheduler drives a kernel of `spec` blocks through slices and
+/// preemptive rests that retreat after a random number of stand-in
+/// blocks; the device runs each range `BlockMap` gives it. Every stand-in
+/// block runs exactly once, the scheduler's progress only moves forward
+/// within what it asked for, and it sees the kernel done exactly when the
+/// device is.
+fn drive_map(spec: u64, standin: u64, seed: u64) {
+    use tally_kernels::launch_plan::BlockMap;
+    let mut map = BlockMap::new(spec, standin);
+    let mut ran = vec![0u8; standin as usize];
+    let mut rng = Rng(seed);
+    let mut progress = 0u64;
+    let mut launches = 0;
+    while progress < spec {
+        let left = spec - progress;
+        let preemptive = rng.range(0, 1) == 1;
+        let count = if preemptive {
+            left
+        } else {
+            u64::from(rng.range(1, left.min(1_000) as u32))
+        };
+        let (first, n) = map.standin_range(progress, count);
+        assert_eq!(
+            first,
+            map.device_done(),
+            "a range starts where the device stopped"
+        );
+        let done_here = if preemptive {
+            u64::from(rng.range(0, n as u32))
+        } else {
+            n
+        };
+        for b in first..first + done_here {
+            ran[b as usize] += 1;
+        }
+        let retreated = preemptive && done_here < n;
+        let blocks_done = map.record(progress, count, done_here, retreated);
+        assert!(blocks_done <= count, "{blocks_done} of {count}");
+        if !retreated {
+            assert_eq!(blocks_done, count);
+        }
+        progress += blocks_done;
+        launches += 1;
+        assert!(launches < 10_000, "no progress");
+    }
+    assert!(ran.iter().all(|&r| r == 1), "stand-in blocks run {ran:?}");
+    assert_eq!(map.device_done(), standin);
+}
+
+#[test]
+fn block_maps_of_fewer_equal_and_more_stand_in_blocks() {
+    for (spec, standin) in [(10, 10), (10, 3), (3, 10), (1, 7), (7, 1), (864, 216)] {
+        for seed in 1..=50 {
+            drive_map(spec, standin, seed);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_stand_in_block_runs_exactly_once_through_the_block_map(
+        spec in 1u64..3_000, standin in 1u64..3_000, seed in any::<u64>(),
+    ) {
+        drive_map(spec, standin, seed);
     }
 }
