@@ -127,6 +127,15 @@ impl<D: Device> DeviceEngine<D> {
         plan(&r).map_err(|e| self.bad(id, e.to_string()))
     }
 
+    /// Refuse, at the next step, what a policy asked of running launch
+    /// `id` that the device cannot do.
+    fn refuse_running(&mut self, id: LaunchId, reason: &str) {
+        if let Some(t) = self.tickets.get(&id) {
+            let kernel = self.pending[t].req.kernel;
+            self.refused = Some(self.bad(kernel, reason.to_string()));
+        }
+    }
+
     fn refusal(&mut self) -> Result<(), EngineError> {
         match self.refused.take() {
             Some(e) => Err(e),
@@ -289,24 +298,21 @@ impl<D: Device> Engine for DeviceEngine<D> {
     }
 
     fn set_suspended(&mut self, id: LaunchId, suspended: bool) {
-        // A launch on the device cannot stop dispatching its own blocks; a
-        // policy that suspends launches is refused at the next step.
-        if suspended && self.tickets.contains_key(&id) {
-            let kernel = self.pending[&self.tickets[&id]].req.kernel;
-            self.refused = Some(self.bad(
-                kernel,
-                "holding back a running launch's blocks needs a preemptive launch on a real GPU".into(),
-            ));
+        // A launch on the device cannot stop dispatching its own blocks.
+        if suspended {
+            self.refuse_running(
+                id,
+                "holding back a running launch's blocks needs a preemptive launch on a real GPU",
+            );
         }
     }
 
     fn set_context_saved(&mut self, id: LaunchId, saved: bool) {
-        if saved && self.tickets.contains_key(&id) {
-            let kernel = self.pending[&self.tickets[&id]].req.kernel;
-            self.refused = Some(self.bad(
-                kernel,
-                "a time-slice switch takes a launch's blocks off the SMs mid-block, which the driver does between processes, not one process on a real GPU".into(),
-            ));
+        if saved {
+            self.refuse_running(
+                id,
+                "a time-slice switch takes a launch's blocks off the SMs mid-block, which the driver does between processes, not one process on a real GPU",
+            );
         }
     }
 

@@ -14,7 +14,7 @@
 
 use tally_gpu::{KernelSpec, Partition};
 
-use super::{Completion, Engine, KernelId, LaunchId, LaunchRequest};
+use super::{Completion, Engine, EngineError, KernelId, LaunchId, LaunchRequest};
 
 /// One broken promise: which check, and what happened.
 pub type Broken = String;
@@ -36,14 +36,17 @@ fn broken(check: &str, what: String) -> Broken {
     format!("{check}: {what}")
 }
 
+/// An engine call's result, its error as a broken promise of `check`.
+fn ok<T>(check: &str, r: Result<T, EngineError>) -> Result<T, Broken> {
+    r.map_err(|e| broken(check, e.to_string()))
+}
+
 /// Run until no event is left; every completion in the order reported,
 /// the clock checked never to go back.
 pub fn drain(engine: &mut dyn Engine) -> Result<Vec<Completion>, Broken> {
     let mut all = Vec::new();
     let mut out = Vec::new();
-    engine
-        .settle(&mut out)
-        .map_err(|e| broken("drain", e.to_string()))?;
+    ok("drain", engine.settle(&mut out))?;
     all.append(&mut out);
     while let Some(t) = engine.next_event_time() {
         let before = engine.now();
@@ -53,9 +56,7 @@ pub fn drain(engine: &mut dyn Engine) -> Result<Vec<Completion>, Broken> {
                 format!("next event at {t} us, before the clock's {before} us"),
             ));
         }
-        engine
-            .advance_to(t, &mut out)
-            .map_err(|e| broken("drain", e.to_string()))?;
+        ok("drain", engine.advance_to(t, &mut out))?;
         all.append(&mut out);
     }
     Ok(all)
@@ -102,12 +103,8 @@ pub fn registers_a_kernel_once(
     spec: &KernelSpec,
 ) -> Result<(), Broken> {
     let check = "registers_a_kernel_once";
-    let a = engine
-        .add_kernel(spec)
-        .map_err(|e| broken(check, e.to_string()))?;
-    let b = engine
-        .add_kernel(spec)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let a = ok(check, engine.add_kernel(spec))?;
+    let b = ok(check, engine.add_kernel(spec))?;
     if a != b {
         return Err(broken(check, format!("ids {a:?} and {b:?}")));
     }
@@ -126,14 +123,10 @@ pub fn runs_a_whole_grid_once(
     spec: &KernelSpec,
 ) -> Result<(), Broken> {
     let check = "runs_a_whole_grid_once";
-    let k = engine
-        .add_kernel(spec)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let k = ok(check, engine.add_kernel(spec))?;
     let start = engine.now();
     let req = request(engine.as_ref(), k, 0, spec.blocks(), false);
-    let id = engine
-        .submit(req)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let id = ok(check, engine.submit(req))?;
     let done = drain(engine.as_mut())?;
     let c = completion_of(check, &done, id)?;
     if c.blocks_done != spec.blocks() || c.retreated {
@@ -159,18 +152,14 @@ pub fn slices_add_up_to_the_grid(
     spec: &KernelSpec,
 ) -> Result<(), Broken> {
     let check = "slices_add_up_to_the_grid";
-    let k = engine
-        .add_kernel(spec)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let k = ok(check, engine.add_kernel(spec))?;
     let total = spec.blocks();
     let slice = (total / 3).max(1);
     let (mut first, mut sum, mut last_end) = (0, 0, engine.now());
     while first < total {
         let blocks = slice.min(total - first);
         let req = request(engine.as_ref(), k, first, blocks, false);
-        let id = engine
-            .submit(req)
-            .map_err(|e| broken(check, e.to_string()))?;
+        let id = ok(check, engine.submit(req))?;
         let done = drain(engine.as_mut())?;
         let c = completion_of(check, &done, id)?;
         if c.blocks_done != blocks || c.time_us < last_end {
@@ -194,36 +183,27 @@ pub fn a_retreated_launch_resumes_from_its_progress(
     spec: &KernelSpec,
 ) -> Result<(), Broken> {
     let check = "a_retreated_launch_resumes_from_its_progress";
-    let k = engine
-        .add_kernel(spec)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let k = ok(check, engine.add_kernel(spec))?;
     let total = spec.blocks();
     let req = request(engine.as_ref(), k, 0, total, true);
     let sms = req.sms;
-    let id = engine
-        .submit(req)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let id = ok(check, engine.submit(req))?;
     let mut out = Vec::new();
-    engine
-        .settle(&mut out)
-        .map_err(|e| broken(check, e.to_string()))?;
+    ok(check, engine.settle(&mut out))?;
     // Half of the whole grid's time alone, then retreat.
-    let alone = engine
-        .alone_us(k, crate::kernel_config::KernelConfig::Original, sms)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let alone = ok(
+        check,
+        engine.alone_us(k, crate::kernel_config::KernelConfig::Original, sms),
+    )?;
     let half = engine.now() + alone / 2.0;
     while let Some(t) = engine.next_event_time() {
         if t > half {
             break;
         }
-        engine
-            .advance_to(t, &mut out)
-            .map_err(|e| broken(check, e.to_string()))?;
+        ok(check, engine.advance_to(t, &mut out))?;
     }
     if !out.iter().any(|c| c.launch == id) {
-        engine
-            .advance_to(half, &mut out)
-            .map_err(|e| broken(check, e.to_string()))?;
+        ok(check, engine.advance_to(half, &mut out))?;
     }
     let already = out.iter().any(|c| c.launch == id);
     if !already && !engine.retreat(id) {
@@ -247,9 +227,7 @@ pub fn a_retreated_launch_resumes_from_its_progress(
         total - c.blocks_done,
         true,
     );
-    let id2 = engine
-        .submit(rest)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let id2 = ok(check, engine.submit(rest))?;
     let done = drain(engine.as_mut())?;
     let c2 = completion_of(check, &done, id2)?;
     if c2.retreated || c.blocks_done + c2.blocks_done != total {
@@ -270,17 +248,11 @@ pub fn refuses_to_retreat_a_launch_that_cannot(
     spec: &KernelSpec,
 ) -> Result<(), Broken> {
     let check = "refuses_to_retreat_a_launch_that_cannot";
-    let k = engine
-        .add_kernel(spec)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let k = ok(check, engine.add_kernel(spec))?;
     let req = request(engine.as_ref(), k, 0, spec.blocks(), false);
-    let id = engine
-        .submit(req)
-        .map_err(|e| broken(check, e.to_string()))?;
+    let id = ok(check, engine.submit(req))?;
     let mut out = Vec::new();
-    engine
-        .settle(&mut out)
-        .map_err(|e| broken(check, e.to_string()))?;
+    ok(check, engine.settle(&mut out))?;
     if engine.retreat(id) {
         return Err(broken(check, "an original launch agreed to retreat".into()));
     }
