@@ -36,6 +36,15 @@ impl KernelInfo {
     }
 }
 
+/// Persistent workers in all: per SM over the partition, at most
+/// `max_workers` (None: one CTA per block).
+fn total_workers(per_sm: Option<u32>, max_workers: Option<u32>, sms: Partition) -> Option<u32> {
+    per_sm.map(|w| {
+        let all = w.saturating_mul(sms.sm_count);
+        max_workers.map_or(all, |m| m.min(all))
+    })
+}
+
 /// A launch on the device, as the scheduler asked for it.
 #[derive(Debug)]
 struct Pending {
@@ -218,10 +227,7 @@ impl<D: Device> Engine for DeviceEngine<D> {
         let info = self.info(id);
         let (spec_blocks, standin) = (info.spec.blocks().max(1), info.standin_blocks());
         let (first_launch, workers_per_sm, preemptible) = config.next_launch(spec_blocks);
-        let workers = workers_per_sm.map(|w| {
-            let all = w.saturating_mul(sms.sm_count);
-            config.max_workers().map_or(all, |m| m.min(all))
-        });
+        let workers = total_workers(workers_per_sm, config.max_workers(), sms);
         // As many launches as the configuration makes of the spec's grid,
         // each over its share of the stand-in's.
         let launches = spec_blocks.div_ceil(first_launch.max(1));
@@ -267,10 +273,7 @@ impl<D: Device> Engine for DeviceEngine<D> {
             });
             return Ok(id);
         }
-        let workers = req.workers_per_sm.map(|w| {
-            let all = w.saturating_mul(req.sms.sm_count);
-            req.max_workers.map_or(all, |m| m.min(all))
-        });
+        let workers = total_workers(req.workers_per_sm, req.max_workers, req.sms);
         let p = self.plan_of(req.kernel, first, count, workers, req.preemptible)?;
         let device = self.info(req.kernel).device;
         let ticket = self.device.enqueue(req.job, req.priority, device, &p)?;
