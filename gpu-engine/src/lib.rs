@@ -12,13 +12,17 @@
 //!   do (another SM partition than the whole GPU without green contexts, a
 //!   time-slice context switch) is refused with the reason.
 //!
-//! The CUDA implementation of `Device` (cudarc: the transformed library,
-//! streams at priorities, the retreat flag in mapped host memory, events)
-//! is not built yet; `tests/` runs the engine contract on a deterministic
-//! device model.
+//! - `cuda`: the `Device` of a real GPU ([`CudaGpu`] opened once,
+//!   [`CudaDevice`] per engine): the transformed library, streams at
+//!   priorities, the retreat flag in device memory, events.
+//!
+//! `tests/` runs the engine contract on a deterministic device model;
+//! `scripts/gpu-check.sh` runs it, and the policies, on a GPU.
 
+pub mod cuda;
 pub mod device;
 pub mod engine;
 
+pub use cuda::{CudaDevice, CudaGpu};
 pub use device::{Device, DeviceKernel, Finished, Ticket};
 pub use engine::DeviceEngine;

@@ -174,6 +174,12 @@ impl DeviceArgs {
     pub fn params(&self) -> *mut *mut c_void {
         self.pointers.as_ptr().cast_mut()
     }
+
+    /// The argument array as a slice, one pointer per parameter: a
+    /// transformed variant's launch appends its own parameters to it.
+    pub fn param_pointers(&self) -> &[*mut c_void] {
+        &self.pointers
+    }
 }
 
 fn scalar_i32(launch: &LibraryKernel, p: &Param, v: i64) -> Result<i32> {

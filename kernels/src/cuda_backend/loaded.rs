@@ -8,6 +8,11 @@
 //! every green-context partition. ptxas's resource report gives each
 //! entry's real registers and shared memory (what the launch counters and
 //! the occupancy calculation use).
+//!
+//! A library made `with_variants` loads each library file as its
+//! transformed module (`build::build_file`: the original entries and their
+//! sliced, PTB and preemptive-PTB variants, those the transformer refused
+//! left out and named when asked for), what the real-GPU engine launches.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -33,6 +38,8 @@ pub struct LoadedKernel {
 #[derive(Debug)]
 pub struct LoadedLibrary {
     arch: Arch,
+    /// Library files loaded as their transformed modules.
+    variants: bool,
     libraries: RefCell<Vec<sys::CUlibrary>>,
     kernels: RefCell<HashMap<String, LoadedKernel>>,
 }
@@ -55,29 +62,54 @@ impl LoadedLibrary {
     pub fn new(arch: Arch) -> LoadedLibrary {
         LoadedLibrary {
             arch,
+            variants: false,
             libraries: RefCell::new(Vec::new()),
             kernels: RefCell::new(HashMap::new()),
         }
     }
 
-    /// Entry `name` (a library entry or a fill kernel), loading its file
-    /// if it is not loaded yet (the driver initialised).
+    /// Nothing loaded yet; library files load for `arch` as their
+    /// transformed modules, so every variant's entry can be asked for
+    /// (`launch_plan::Entry::name`).
+    pub fn with_variants(arch: Arch) -> LoadedLibrary {
+        let mut library = LoadedLibrary::new(arch);
+        library.variants = true;
+        library
+    }
+
+    /// Entry `name` (a library entry, with `with_variants` a variant's
+    /// entry too, or a fill kernel), loading its file if it is not loaded
+    /// yet (the driver initialised).
     pub fn kernel(&self, name: &str) -> Result<LoadedKernel> {
         if let Some(k) = self.kernels.borrow().get(name) {
             return Ok(k.clone());
         }
-        let (file, source) = file_of(name)?;
-        self.load_file(file, source)?;
+        let (file, source) = file_of(original_entry(name))?;
+        let refusals = self.load_file(file, source)?;
         self.kernels.borrow().get(name).cloned().ok_or_else(|| {
-            GpuError::Library(format!("`{file}` has no entry `{name}` after assembly"))
+            GpuError::Library(
+                match refusals.iter().find(|r| r.contains(original_entry(name))) {
+                    Some(why) => format!("`{name}` is not in the transformed `{file}`: {why}"),
+                    None => format!("`{file}` has no entry `{name}` after assembly"),
+                },
+            )
         })
     }
 
+    /// Load `file`; returns the transformer's refusals (with variants).
     #[allow(unsafe_code)]
-    fn load_file(&self, file: &str, source: &str) -> Result<()> {
+    fn load_file(&self, file: &str, source: &str) -> Result<Vec<String>> {
         let tool = |e: tally_gpu::cuda::ToolError| GpuError::Library(format!("{file}: {e}"));
-        let ptx = compile_to_ptx(source, file, self.arch).map_err(tool)?;
-        let (resources, cubin) = assemble_cubin(&ptx, file, self.arch).map_err(tool)?;
+        let (resources, cubin, refusals) = if self.variants && file != fill::FILE {
+            let built = crate::build::build_file(file, source, self.arch)
+                .map_err(|e| GpuError::Library(format!("{file}: {e}")))?;
+            let refusals = built.refusals.iter().map(|r| r.to_string()).collect();
+            (built.resources, built.cubin, refusals)
+        } else {
+            let ptx = compile_to_ptx(source, file, self.arch).map_err(tool)?;
+            let (resources, cubin) = assemble_cubin(&ptx, file, self.arch).map_err(tool)?;
+            (resources, cubin, Vec::new())
+        };
         let mut lib: sys::CUlibrary = std::ptr::null_mut();
         // SAFETY: the cubin outlives the call (the driver copies it); no JIT
         // or library options (null arrays of length 0); the handle is owned
@@ -117,8 +149,18 @@ impl LoadedLibrary {
                 },
             );
         }
-        Ok(())
+        Ok(refusals)
     }
+}
+
+/// The library entry a variant's entry was made from (`name` itself for
+/// an original entry).
+fn original_entry(name: &str) -> &str {
+    use crate::ptx::transform::{preempt, ptb, sliced};
+    [sliced::SUFFIX, ptb::SUFFIX, preempt::SUFFIX]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name)
 }
 
 /// The file (name and source) that defines entry `name`.
@@ -152,6 +194,9 @@ mod tests {
         for entry in fill::ENTRIES {
             assert_eq!(file_of(entry).expect("found").0, fill::FILE);
         }
+        let variant = crate::launch_plan::Entry::Preempt.name("gemm_f32");
+        assert_eq!(original_entry(&variant), "gemm_f32");
+        assert_eq!(original_entry("gemm_f32"), "gemm_f32");
         let e = file_of("nope").unwrap_err();
         assert!(e.to_string().contains("no entry `nope`"), "{e}");
     }

@@ -1,7 +1,9 @@
 //! Measuring kernels on a real GPU as their library stand-ins: the library
 //! loaded for the device (`loaded`), seeded device arguments (`fill`,
 //! `args`), and the `Backend` built from them (`backend`) on the device
-//! layer's event timer and green contexts.
+//! layer's event timer and green contexts. The loaded library (with the
+//! transformed variants) and the seeded arguments are public: the real-GPU
+//! engine (`tally-gpu-engine`) launches the same stand-ins.
 
 mod args;
 mod backend;
@@ -9,4 +11,6 @@ mod fill;
 mod launch;
 mod loaded;
 
+pub use args::DeviceArgs;
 pub use backend::CudaBackend;
+pub use loaded::{LoadedKernel, LoadedLibrary};
