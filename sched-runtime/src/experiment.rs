@@ -1,11 +1,15 @@
-//! One workload under several policies on the simulated GPU: the arrivals
-//! are drawn once, the HP job alone on them is the reference, then each
-//! policy runs on the same arrivals, each on a fresh engine.
+//! One workload under several policies: the arrivals are drawn once, the
+//! HP job alone on them is the reference, then each policy runs on the same
+//! arrivals, each on a fresh engine. The engines are the simulated GPU's,
+//! or come from a caller's source ([`Engines::Measured`], a real GPU): a
+//! measuring engine is not deterministic, so there the HP job alone is run
+//! on one with the same arrivals, not computed from one request.
 
 use crate::engine::sim::timeline::Timeline;
 use crate::engine::sim::SimEngine;
+use crate::engine::Engine;
 use crate::error::RunError;
-use crate::hp_alone::{hp_alone_outcome, hp_request_alone_us};
+use crate::hp_alone::{hp_alone_outcome, hp_request_alone_us, hp_request_service_us};
 use crate::metrics::{summarize, Summary};
 use crate::outcome::RunOutcome;
 use crate::policy::registry::by_name;
@@ -31,18 +35,87 @@ pub struct PolicyComparison {
     pub results: Vec<PolicyResult>,
 }
 
-/// Run `workload` under each of `policies`; `slowdown` builds the
-/// tally-predict slowdown model when that policy is asked for.
+/// Requests whose median service time scales `--load` arrivals on an
+/// engine that measures.
+pub const MEASURED_REQUESTS: usize = 5;
+
+/// A fresh engine per call.
+pub type EngineSource<'a> = dyn FnMut() -> Result<Box<dyn Engine>, RunError> + 'a;
+
+/// Where a comparison's engines come from.
+pub enum Engines<'a> {
+    /// The simulated GPU of `RunConfig::gpu`: deterministic, so the HP job
+    /// alone is one request's latency queued over the arrivals.
+    Simulated,
+    /// Engines that measure (a real GPU): the HP job alone runs on one, on
+    /// the same arrivals; no timeline.
+    Measured(&'a mut EngineSource<'a>),
+}
+
+impl std::fmt::Debug for Engines<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Engines::Simulated => "Simulated",
+            Engines::Measured(_) => "Measured",
+        })
+    }
+}
+
+/// Run `workload` under each of `policies` on the simulated GPU;
+/// `slowdown` builds the tally-predict slowdown model when that policy is
+/// asked for.
 pub fn run_policies(
+    workload: &Workload,
+    cfg: &RunConfig,
+    policies: &[String],
+    options: &PolicyOptions,
+    slowdown: impl FnMut() -> Result<Option<Box<dyn SlowdownModel>>, RunError>,
+) -> Result<PolicyComparison, RunError> {
+    run_policies_on(
+        Engines::Simulated,
+        workload,
+        cfg,
+        policies,
+        options,
+        slowdown,
+    )
+}
+
+/// Run `workload` under each of `policies` on `engines`.
+pub fn run_policies_on(
+    mut engines: Engines<'_>,
     workload: &Workload,
     cfg: &RunConfig,
     policies: &[String],
     options: &PolicyOptions,
     mut slowdown: impl FnMut() -> Result<Option<Box<dyn SlowdownModel>>, RunError>,
 ) -> Result<PolicyComparison, RunError> {
-    let request_alone = hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?;
-    let arrivals = arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone)?;
-    let alone = hp_alone_outcome(request_alone, arrivals.as_deref(), cfg.duration_us);
+    let hp_only = Workload {
+        hp: workload.hp.clone(),
+        be: Vec::new(),
+    };
+    let (request_alone, arrivals, alone) = match &mut engines {
+        Engines::Simulated => {
+            let request_alone = hp_request_alone_us(&mut SimEngine::new(&cfg.gpu), workload)?;
+            let arrivals = arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone)?;
+            let alone = hp_alone_outcome(request_alone, arrivals.as_deref(), cfg.duration_us);
+            (request_alone, arrivals, alone)
+        }
+        Engines::Measured(source) => {
+            let request_alone =
+                hp_request_service_us(source()?.as_mut(), workload, MEASURED_REQUESTS)?;
+            let arrivals = arrival_times(&cfg.arrivals, cfg.seed, cfg.duration_us, request_alone)?;
+            let mut alone = run_on(
+                source()?.as_mut(),
+                &hp_only,
+                &mut crate::policy::mps::Mps,
+                cfg,
+                arrivals.as_deref(),
+            )?;
+            alone.policy = "alone".to_string();
+            (request_alone, arrivals, alone)
+        }
+    };
     let be_names: Vec<String> = workload.be.iter().map(|b| b.name.clone()).collect();
     let mut results = Vec::new();
     for name in policies {
@@ -52,22 +125,37 @@ pub fn run_policies(
             None
         };
         let mut policy = by_name(name, options, model)?;
-        let mut engine = SimEngine::new(&cfg.gpu);
-        if let Some(until) = cfg.timeline_us {
-            engine.record_timeline(until);
-        }
-        let outcome = run_on(
-            &mut engine,
-            workload,
-            policy.as_mut(),
-            cfg,
-            arrivals.as_deref(),
-        )?;
+        let (outcome, timeline) = match &mut engines {
+            Engines::Simulated => {
+                let mut engine = SimEngine::new(&cfg.gpu);
+                if let Some(until) = cfg.timeline_us {
+                    engine.record_timeline(until);
+                }
+                let outcome = run_on(
+                    &mut engine,
+                    workload,
+                    policy.as_mut(),
+                    cfg,
+                    arrivals.as_deref(),
+                )?;
+                (outcome, engine.take_timeline())
+            }
+            Engines::Measured(source) => {
+                let outcome = run_on(
+                    source()?.as_mut(),
+                    workload,
+                    policy.as_mut(),
+                    cfg,
+                    arrivals.as_deref(),
+                )?;
+                (outcome, None)
+            }
+        };
         let summary = summarize(&workload.hp.name, &be_names, &outcome, &alone);
         results.push(PolicyResult {
             summary,
             outcome,
-            timeline: engine.take_timeline(),
+            timeline,
         });
     }
     Ok(PolicyComparison {

@@ -470,3 +470,56 @@ fn tally_predict_keeps_hp_kernels_off_the_sms_of_long_be_blocks() {
         tally.be_throughput_total
     );
 }
+
+/// A comparison on engines from a source (how a real GPU's engines come)
+/// runs the HP job alone on one of them, on the same arrivals, and scales
+/// `--load` by a measured request: on simulated engines, which are
+/// deterministic, that reproduces the simulated comparison exactly.
+#[test]
+fn a_comparison_on_measured_engines_matches_the_simulated_one_on_simulated_engines() {
+    use tally_sched::experiment::{run_policies_on, Engines};
+    let cfg = cfg(20_000.0, Arrivals::Poisson { load: 0.6 });
+    let policies = ["mps".to_string(), "tally".to_string()];
+    let options = PolicyOptions::default();
+    let simulated = run_policies(&hp_and_be(), &cfg, &policies, &options, || Ok(None)).unwrap();
+    let mut opened = 0;
+    let mut source = || -> Result<Box<dyn Engine>, tally_sched::error::RunError> {
+        opened += 1;
+        Ok(Box::new(SimEngine::new(&cfg.gpu)))
+    };
+    let measured = run_policies_on(
+        Engines::Measured(&mut source),
+        &hp_and_be(),
+        &cfg,
+        &policies,
+        &options,
+        || Ok(None),
+    )
+    .unwrap();
+    // One engine for the request's service time, one for the HP job
+    // alone, one per policy.
+    assert_eq!(opened, 2 + policies.len());
+    // Equal to rounding: a service time is an end less a start.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    assert!(close(
+        measured.hp_request_alone_us,
+        simulated.hp_request_alone_us
+    ));
+    let same = |a: &[tally_sched::outcome::Request], b: &[tally_sched::outcome::Request]| {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| close(x.arrival_us, y.arrival_us) && close(x.end_us, y.end_us))
+    };
+    assert!(same(&measured.alone.requests, &simulated.alone.requests));
+    assert_eq!(measured.alone.policy, "alone");
+    for (m, s) in measured.results.iter().zip(&simulated.results) {
+        let policy = &s.summary.policy;
+        assert!(same(&m.outcome.requests, &s.outcome.requests), "{policy}");
+        // The request in service at the end counts by the kernels done when
+        // run, by its share of the time when computed: equal to 1e-3.
+        let (a, b) = (m.summary.system_throughput, s.summary.system_throughput);
+        assert!((a - b).abs() < 1e-3 * b, "{policy}: {a} against {b}");
+        assert!(m.timeline.is_none());
+    }
+}
