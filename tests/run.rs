@@ -402,3 +402,67 @@ fn side_by_side_puts_a_run_beside_the_published_table() {
         &["bad.csv:1", "missing column `time_sliced_p99_slowdown`"],
     );
 }
+
+/// `tally run --backend cuda` without a driver: the NO_DRIVER error, exit
+/// 2, nothing written; what the device engine cannot do is refused with
+/// the reason before the device is opened. (Running on a real GPU is
+/// scripts/gpu-check.sh's: this machine has none.)
+#[test]
+fn run_on_a_real_gpu_is_a_clear_error_without_one_and_refuses_what_it_cannot_do() {
+    if std::path::Path::new("/proc/driver/nvidia").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("run");
+    let run = |extra: &[&str]| {
+        let mut cmd = tally();
+        cmd.args([
+            "run",
+            "--hp",
+            "bert-base:infer",
+            "--be",
+            "resnet50:train",
+            "--backend",
+            "cuda",
+            "--duration",
+            "1s",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(&out);
+        cmd
+    };
+    // `--gpu auto` by default, and a preset: the driver is checked first.
+    fails_with(&mut run(&[]), &[tally_gpu::cuda::NO_DRIVER]);
+    fails_with(
+        &mut run(&["--gpu", "a100-40gb", "--compare", "mps,tally"]),
+        &[tally_gpu::cuda::NO_DRIVER],
+    );
+    fails_with(
+        &mut run(&["--gpu", "a100-40gb", "--policy", "time-slicing"]),
+        &[
+            "--backend cuda cannot run time-slicing",
+            "between processes",
+        ],
+    );
+    fails_with(
+        &mut run(&[
+            "--gpu",
+            "a100-40gb",
+            "--compare",
+            "tally,tally-predict",
+            "--predictor",
+            "oracle",
+        ]),
+        &["cannot run tally-predict", "green contexts"],
+    );
+    fails_with(
+        &mut run(&["--gpu", "a100-40gb", "--timeline"]),
+        &["--timeline needs --backend sim"],
+    );
+    fails_with(
+        &mut run(&["--gpu", "a100-40gb", "--reps", "0"]),
+        &["timed repetitions (--reps) must be at least 1"],
+    );
+    assert!(!out.exists(), "a failed run wrote output");
+}

@@ -598,9 +598,25 @@ pub struct RunArgs {
     /// Seed of the arrival process.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// GPU preset name or spec file.
-    #[arg(long, default_value = "a100-40gb", env = env::TALLY_GPU)]
-    pub gpu: String,
+    /// GPU preset name, spec file, or `auto` (the CUDA device's own spec)
+    /// [default: a100-40gb with --backend sim, auto with --backend cuda].
+    #[arg(long, env = env::TALLY_GPU)]
+    pub gpu: Option<String>,
+    /// `sim` (the simulated GPU) or `cuda` (co-execute on a real NVIDIA
+    /// GPU: mps, mps-priority, tgs, orion and tally; the HP job alone is
+    /// measured on the device on the same arrivals).
+    #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
+    pub backend: String,
+    /// CUDA device ordinal (--backend cuda).
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Launches before timing a kernel configuration alone (--backend cuda).
+    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().warmup)]
+    pub warmup: u32,
+    /// Timed launches of a kernel configuration alone; the median is its
+    /// time alone (--backend cuda).
+    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().repetitions)]
+    pub reps: u32,
     /// Output directory (requests.csv, summary.csv, run.json).
     #[arg(long)]
     pub out: PathBuf,

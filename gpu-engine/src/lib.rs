@@ -16,12 +16,16 @@
 //!   [`CudaDevice`] per engine): the transformed library, streams at
 //!   priorities, the retreat flag in device memory, events.
 //!
+//! - `support`: which policies run on the device, and how each differs
+//!   in one process from the system it stands for.
+//!
 //! `tests/` runs the engine contract on a deterministic device model;
 //! `scripts/gpu-check.sh` runs it, and the policies, on a GPU.
 
 pub mod cuda;
 pub mod device;
 pub mod engine;
+pub mod support;
 
 pub use cuda::{CudaDevice, CudaGpu};
 pub use device::{Device, DeviceKernel, Finished, Ticket};

@@ -79,8 +79,12 @@ pub const SUMMARY_MEAN_COLUMNS: [&str; 3] = [
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRequest {
     pub command_line: Vec<String>,
-    /// The engine the policies ran on (`sim`).
+    /// The engine the policies ran on (`sim`, `cuda`).
     pub engine: String,
+    /// What the engine records of itself: on a real GPU the device, the
+    /// driver and the measurement settings, and how each policy ran in one
+    /// process (empty for the simulator, whose spec is `gpu`).
+    pub engine_settings: std::collections::BTreeMap<String, String>,
     pub hp: String,
     pub be: Vec<String>,
     /// Each BE job's GPU utilisation alone (`JobSpec::gpu_util`).
@@ -103,6 +107,8 @@ struct RunJson<'a> {
     tool_version: &'static str,
     command_line: &'a [String],
     engine: &'a str,
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    engine_settings: &'a std::collections::BTreeMap<String, String>,
     gpu: &'a GpuSpec,
     seed: u64,
     duration_us: f64,
@@ -153,6 +159,7 @@ pub fn write_run(
         tool_version: env!("CARGO_PKG_VERSION"),
         command_line: &request.command_line,
         engine: &request.engine,
+        engine_settings: &request.engine_settings,
         gpu: &cfg.gpu,
         seed: cfg.seed,
         duration_us: cfg.duration_us,

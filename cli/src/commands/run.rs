@@ -1,19 +1,25 @@
 //! `tally run`: resolve the jobs' models, run the workload under one policy
-//! or several, write the run directory (tally-sched's `run_output`), print
-//! a table.
+//! or several on the simulated GPU or a real one (`--backend cuda`: the
+//! engines of tally-gpu-engine), write the run directory (tally-sched's
+//! `run_output`), print a table.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
+use std::rc::Rc;
 
 use anyhow::{bail, Context, Result};
 use tally_datasets::RunDir;
-use tally_gpu::GpuSpec;
+use tally_gpu::cuda::TimingConfig;
+use tally_gpu::{BackendKind, GpuSpec};
+use tally_gpu_engine::{support, CudaDevice, CudaGpu, DeviceEngine};
 use tally_predictor::{PredictorFile, RuntimePredictor};
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
 use tally_sched::arrival_file::read_arrival_file;
+use tally_sched::engine::{Engine, EngineError};
 use tally_sched::error::RunError;
-use tally_sched::experiment::{run_policies, PolicyComparison};
+use tally_sched::experiment::{run_policies_on, Engines, PolicyComparison};
 use tally_sched::policy::registry::parse_policies;
 use tally_sched::policy::slowdown::{OracleSlowdown, PredictorSlowdown, SlowdownModel};
 use tally_sched::policy::PolicyOptions;
@@ -101,11 +107,61 @@ fn be_gpu_util(args: &RunArgs) -> Result<Vec<f64>> {
     Ok(utils)
 }
 
+/// What `--backend cuda` cannot do, refused before anything runs.
+fn check_device_run(args: &RunArgs, names: &[String]) -> Result<()> {
+    if args.timeline.is_some() {
+        bail!("--timeline needs --backend sim: it reads the simulator's SM occupancy, which a real GPU does not report");
+    }
+    for n in names {
+        if let Some(why) = support::refusal(n) {
+            bail!("--backend cuda cannot run {n}: {why}");
+        }
+    }
+    Ok(())
+}
+
+/// `run.json`'s engine settings of a run on `device`.
+fn device_settings(device: &CudaGpu, names: &[String]) -> BTreeMap<String, String> {
+    let mut out: BTreeMap<String, String> = device
+        .settings()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    for n in names {
+        out.insert(
+            format!("policy.{n}"),
+            support::in_one_process(n).to_string(),
+        );
+    }
+    out.insert(
+        "hp_alone".into(),
+        "the HP job alone on the device on the same arrivals; --load scaled by the median \
+         service of 5 back-to-back requests"
+            .into(),
+    );
+    out
+}
+
 pub fn run(args: &RunArgs) -> Result<()> {
-    let gpu = GpuSpec::resolve(&args.gpu)?;
+    let backend = BackendKind::parse(&args.backend)?;
+    let gpu_name = args.gpu.as_deref().unwrap_or(match backend {
+        BackendKind::Sim => "a100-40gb",
+        BackendKind::Cuda => tally_gpu::AUTO,
+    });
+    // `auto`: the spec of the device run on (the NO_DRIVER error without a
+    // driver, before anything is written).
+    let gpu = GpuSpec::resolve_on(gpu_name, args.device)?;
     let names = match &args.compare {
         None => parse_policies(&args.policy)?,
         Some(list) => parse_policies(list)?,
+    };
+    let device = match backend {
+        BackendKind::Sim => None,
+        BackendKind::Cuda => {
+            check_device_run(args, &names)?;
+            let timing = TimingConfig::new(args.warmup, args.reps)?;
+            Some(CudaGpu::open(args.device, gpu.clone(), args.seed, timing)?)
+        }
     };
     let options = PolicyOptions::new(args.turnaround_ms * 1e3, args.tolerance)?;
     let arrivals = match (args.load, &args.arrivals) {
@@ -168,7 +224,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         timeline_us: args.timeline.map(|ms| ms * 1e3),
     };
     let started = std::time::SystemTime::now();
-    let result = run_policies(&workload, &cfg, &names, &options, || {
+    let slowdown = || {
         // One slowdown model per run; a second tally-predict run re-reads it.
         match predictor.take() {
             Some(p) => Ok(p),
@@ -177,10 +233,38 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 reason: e.to_string(),
             }),
         }
-    })?;
+    };
+    let result = match &device {
+        None => run_policies_on(
+            Engines::Simulated,
+            &workload,
+            &cfg,
+            &names,
+            &options,
+            slowdown,
+        )?,
+        Some(d) => {
+            let mut source = || -> Result<Box<dyn Engine>, RunError> {
+                let device = CudaDevice::new(Rc::clone(d)).map_err(EngineError::from)?;
+                Ok(Box::new(DeviceEngine::new(device)))
+            };
+            run_policies_on(
+                Engines::Measured(&mut source),
+                &workload,
+                &cfg,
+                &names,
+                &options,
+                slowdown,
+            )?
+        }
+    };
     let request = RunRequest {
         command_line: std::env::args().collect(),
-        engine: "sim".into(),
+        engine: backend.as_str().into(),
+        engine_settings: device
+            .as_deref()
+            .map(|d| device_settings(d, &names))
+            .unwrap_or_default(),
         hp: args.hp.clone(),
         be: args.be.clone(),
         be_gpu_util,

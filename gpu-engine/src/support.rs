@@ -1,0 +1,70 @@
+//! Which policies run on a real GPU through this engine, and how each
+//! differs from the system it stands for when all jobs share one process
+//! (`tally run --backend cuda` records it in `run.json`).
+//!
+//! One process has one context per device here, so what the driver or a
+//! daemon does *between* processes is not there: the time-slicing of
+//! contexts of different processes, and MPS's separate clients (each with
+//! its own address space and resource limits). The policies that decide
+//! in the scheduler (priority streams, TGS's rate control, Orion's rule,
+//! Tally's kernel configurations and preemption) are the same decisions on
+//! the device as on the simulator.
+
+/// Why `policy` cannot run on the real-GPU engine, if it cannot.
+pub fn refusal(policy: &str) -> Option<&'static str> {
+    match policy {
+        "time-slicing" => Some(
+            "time-slicing switches between processes' contexts in the driver, taking a \
+             launch's blocks off the SMs mid-block; one process cannot do that to its own \
+             streams (run each job as its own process to measure it)",
+        ),
+        "tally-predict" => Some(
+            "tally-predict places BE kernels on the SMs an HP kernel does not need; on a real \
+             GPU that needs both jobs in disjoint green contexts, which this engine does not \
+             make yet (it launches on the whole GPU only)",
+        ),
+        _ => None,
+    }
+}
+
+/// How `policy` runs in one process on the device (for `run.json`).
+pub fn in_one_process(policy: &str) -> &'static str {
+    match policy {
+        "mps" => {
+            "every job's stream in one context at equal priority, so kernels run concurrently \
+             as under MPS; not MPS's separate clients (no per-client address space or \
+             thread-percentage limit)"
+        }
+        "mps-priority" => {
+            "the HP job's stream at the device's greatest priority, BE's at the least, in one \
+             context: the block scheduler's priority as MPS clients' stream priorities use it"
+        }
+        "tgs" => {
+            "TGS's rate control of BE launches in the scheduler, the HP stream at the \
+             greatest priority; the real TGS runs in the container runtime between processes"
+        }
+        "orion" => "Orion's rule in the scheduler, as Orion itself runs: one process, streams at priorities",
+        "tally" => {
+            "Tally's policy over the transformed kernels (sliced, PTB, preemptive PTB with the \
+             retreat flag), as Tally's server launches every client's kernels from one process"
+        }
+        _ => "not run on the device",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policies_one_process_cannot_reproduce_are_refused_with_the_reason() {
+        for p in ["time-slicing", "tally-predict"] {
+            assert!(refusal(p).is_some(), "{p}");
+            assert_eq!(in_one_process(p), "not run on the device");
+        }
+        for p in ["mps", "mps-priority", "tgs", "orion", "tally"] {
+            assert_eq!(refusal(p), None, "{p}");
+            assert_ne!(in_one_process(p), "not run on the device");
+        }
+    }
+}
