@@ -17,6 +17,15 @@
 #   ncu             (when ncu is installed) one kernel under --counters ncu:
 #                   the event-timed duration kept, ncu's own duration and
 #                   its launch__sm_count under a green context printed
+#   engine contract the real-GPU engine (DeviceEngine over CudaDevice)
+#                   through the checks every engine passes: one launch,
+#                   slices, a preemptive launch retreated half way and
+#                   resumed, a launch that cannot retreat
+# tally run on the device (about 4 minutes): bert-base:infer and
+# llama2-7b:infer against resnet50:train and bert-base:train under every
+# policy the device engine runs (mps, mps-priority, tgs, orion, tally), and
+# the same on the simulator with the device's own spec, side by side (p99
+# and mean service slowdown, system throughput).
 # Longer: bert-base profiled on the device beside the simulator with the
 # device's own spec (tally compare), and the library kernels profiled by ncu
 # and imported as a dataset.
@@ -123,6 +132,46 @@ if command -v ncu > /dev/null; then
 else
   echo "== ncu not found: skipping the ncu sections"
 fi
+
+contract() {
+  TALLY_GPU_CHECK_DEVICE=$device timeout 240 cargo test --release -q -p tally-gpu-engine \
+    --test cuda_contract -- --ignored --nocapture
+}
+section "engine contract on the device (DeviceEngine over CudaDevice)" contract
+
+# One pair on the device and on the simulator with the device's spec.
+run_pair() {
+  local hp=$1 be=$2 duration=$3 name=${1%%:*}-${2%%:*}
+  local common=(--hp "$hp" --be "$be" --compare mps,mps-priority,tgs,orion,tally
+    --load 0.5 --duration "$duration" --device "$device" --gpu auto --force --format csv)
+  timeout 150 "$tally" run --backend cuda --warmup 1 --reps 5 "${common[@]}" \
+    --out "$out/run-cuda-$name" > /dev/null || return 1
+  "$tally" run --backend sim "${common[@]}" --out "$out/run-sim-$name" > /dev/null || return 1
+  echo "-- $hp beside $be, $duration each (device | simulator):"
+  side_by_side "$out/run-cuda-$name/summary.csv" "$out/run-sim-$name/summary.csv"
+}
+# side_by_side A B: per policy, the p99 latency over the HP job alone's,
+# the p99 service slowdown and the system throughput of two summary.csv.
+side_by_side() {
+  local cols=policy,hp_p99_ms,alone_p99_ms,service_p99_slowdown,system_throughput
+  join -t, <(pick "$cols" "$1" | sort) <(pick "$cols" "$2" | sort) |
+    awk -F, 'BEGIN { printf "%-13s %9s %8s %7s | %9s %8s %7s\n", "policy", "p99/alone", "svc_p99", "sys_thr", "p99/alone", "svc_p99", "sys_thr" }
+      $1 != "policy" { printf "%-13s %9.3f %8.3f %7.3f | %9.3f %8.3f %7.3f\n", $1, $2 / $3, $4, $5, $6 / $7, $8, $9 }'
+}
+# pick COLUMNS FILE: those columns of a CSV, by name, in that order.
+pick() {
+  awk -F, -v want="$1" 'NR == 1 { n = split(want, w, ","); for (i = 1; i <= NF; i++) c[$i] = i }
+    { line = ""; for (i = 1; i <= n; i++) line = line (i > 1 ? "," : "") $c[w[i]]; print line }' "$2"
+}
+run_on_device() {
+  local ok=0
+  run_pair bert-base:infer resnet50:train 4s || ok=1
+  run_pair bert-base:infer bert-base:train 4s || ok=1
+  run_pair llama2-7b:infer resnet50:train 8s || ok=1
+  run_pair llama2-7b:infer bert-base:train 8s || ok=1
+  return $ok
+}
+section "tally run on the device beside the simulator" run_on_device
 
 # ---- Longer sections ----
 bert() {
