@@ -49,6 +49,47 @@ impl Entry {
     }
 }
 
+/// A parameter a variant appends after the original entry's, in order
+/// (`ptx::transform`'s names): a real launch passes its arguments by
+/// position, so this order is the variants' calling convention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtraParam {
+    GridX,
+    GridY,
+    GridZ,
+    BlockOffset,
+    Counter,
+    Retreat,
+}
+
+impl ExtraParam {
+    /// The parameter's name in the transformed PTX.
+    pub fn name(self) -> &'static str {
+        use crate::ptx::transform::{preempt, sliced, PARAM_GRID};
+        match self {
+            ExtraParam::GridX => PARAM_GRID[0],
+            ExtraParam::GridY => PARAM_GRID[1],
+            ExtraParam::GridZ => PARAM_GRID[2],
+            ExtraParam::BlockOffset => sliced::PARAM_BLOCK_OFFSET,
+            ExtraParam::Counter => preempt::PARAM_COUNTER,
+            ExtraParam::Retreat => preempt::PARAM_RETREAT,
+        }
+    }
+}
+
+impl Entry {
+    /// The parameters the entry takes after the original kernel's.
+    pub fn extra_params(self) -> &'static [ExtraParam] {
+        use ExtraParam::*;
+        match self {
+            Entry::Original => &[],
+            Entry::Ptb => &[GridX, GridY, GridZ],
+            Entry::Sliced => &[GridX, GridY, GridZ, BlockOffset],
+            Entry::Preempt => &[GridX, GridY, GridZ, Counter, Retreat],
+        }
+    }
+}
+
 /// What the scheduler asks for: a range of the grid's blocks, run by
 /// persistent workers or not, preemptible or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -171,6 +171,33 @@ fn transformed() -> Module {
     transform_module(&m, Variants::ALL).unwrap()
 }
 
+/// The variants' parameters by position: the original kernel's, then
+/// exactly `Entry::extra_params` in that order (a real launch passes its
+/// arguments by position, so a swap would run with a wrong counter or
+/// offset).
+#[test]
+fn every_variant_takes_the_original_parameters_then_its_extras_in_order() {
+    let m = transformed();
+    let names = |entry: Entry| -> Vec<String> {
+        let f = m.function(&entry.name("record3d")).expect("entry");
+        f.params
+            .as_ref()
+            .expect("an entry's parameter list")
+            .iter()
+            .flat_map(|p| p.declarators.iter().map(|d| d.name.clone()))
+            .collect()
+    };
+    let original = names(Entry::Original);
+    assert_eq!(original, ["record3d_param_0", "record3d_param_1"]);
+    for entry in [Entry::Sliced, Entry::Ptb, Entry::Preempt] {
+        let all = names(entry);
+        let extras: Vec<&str> = entry.extra_params().iter().map(|p| p.name()).collect();
+        assert_eq!(&all[..original.len()], &original[..], "{entry:?}");
+        assert_eq!(&all[original.len()..], &extras[..], "{entry:?}");
+    }
+    assert!(Entry::Original.extra_params().is_empty());
+}
+
 #[test]
 fn a_kernel_resumed_after_retreats_runs_every_block_once() {
     let m = transformed();

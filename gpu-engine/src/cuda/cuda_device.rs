@@ -17,11 +17,16 @@
 //!   once per retreat.
 //! - Completions: an event after each kernel (its end time), polled by the
 //!   host as `pacing` says (asleep until a launch can have ended).
-//! - Clock: the host's monotonic clock from the device's opening; device
-//!   times are event times on the same origin (a reference event recorded
-//!   and waited for at the opening, then one per second so that the
-//!   single-precision milliseconds of `cuEventElapsedTime` keep
-//!   sub-microsecond resolution, each placed from the previous one).
+//! - Clock: the host's monotonic clock from the device's opening. A
+//!   launch's end is placed on it from a reference event: one recorded on
+//!   an idle stream and waited for, at the opening and then every 100 ms,
+//!   whose host time is read when the wait returns; the end is that time
+//!   plus the events' elapsed time. Re-anchoring on the host keeps the
+//!   GPU's and the host's clocks from drifting apart over a long run, and
+//!   keeps the single-precision milliseconds of `cuEventElapsedTime` (24
+//!   bits: 6 ns steps at 100 ms) far finer than a microsecond. Every
+//!   reference, the first included, is late by the same wait's return, so
+//!   arrivals (host times) and ends share one origin.
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;
@@ -41,7 +46,7 @@ use super::slots::{SlotRing, SLOTS_PER_JOB};
 use crate::device::{Device, DeviceKernel, Finished, Ticket};
 
 /// Host time between reference events, us.
-const REFERENCE_EVERY_US: f64 = 1e6;
+const REFERENCE_EVERY_US: f64 = 1e5;
 
 #[derive(Debug)]
 struct JobStreams {
@@ -71,11 +76,11 @@ struct InFlight {
     retreated: bool,
 }
 
-/// A reference event: its device time from the opening once placed.
+/// A reference event and its host time.
 #[derive(Debug)]
 struct Reference {
     event: sys::CUevent,
-    at_us: Option<f64>,
+    at_us: f64,
 }
 
 /// A real GPU as one engine drives it.
@@ -121,7 +126,7 @@ impl CudaDevice {
             clock_stream,
             references: vec![Reference {
                 event: first,
-                at_us: Some(0.0),
+                at_us: 0.0,
             }],
             last_reference_host_us: 0.0,
             jobs: Vec::new(),
@@ -156,31 +161,18 @@ impl CudaDevice {
         Ok(self.jobs[job].as_mut().expect("made above"))
     }
 
-    /// The newest reference event, a new one recorded if the last is a
-    /// second old.
+    /// The newest reference event, a new one recorded and placed if the
+    /// last is 100 ms old.
     fn reference(&mut self) -> Result<usize, GpuError> {
-        let now = self.now_us();
-        if now - self.last_reference_host_us >= REFERENCE_EVERY_US {
+        if self.now_us() - self.last_reference_host_us >= REFERENCE_EVERY_US {
             let event = self.events.record(self.clock_stream)?;
-            self.references.push(Reference { event, at_us: None });
-            self.last_reference_host_us = now;
+            // Recorded on an idle stream: reached at once.
+            wait(event)?;
+            let at_us = self.now_us();
+            self.references.push(Reference { event, at_us });
+            self.last_reference_host_us = at_us;
         }
         Ok(self.references.len() - 1)
-    }
-
-    /// Reference `k`'s device time, placing it (and those before) from
-    /// the previous one.
-    fn reference_us(&mut self, k: usize) -> Result<f64, GpuError> {
-        for j in 1..=k {
-            if self.references[j].at_us.is_none() {
-                // Recorded on an idle stream: complete at once.
-                wait(self.references[j].event)?;
-                let before = self.references[j - 1].at_us.expect("placed in order");
-                let step = elapsed_us(self.references[j - 1].event, self.references[j].event)?;
-                self.references[j].at_us = Some(before + step);
-            }
-        }
-        Ok(self.references[k].at_us.expect("placed above"))
     }
 
     /// Land the retreat writes that have completed.
@@ -346,8 +338,8 @@ impl CudaDevice {
         }
         for t in finished {
             let l = self.launches.remove(&t).expect("listed above");
-            let at = self.reference_us(l.reference)?;
-            let end_us = (at + elapsed_us(self.references[l.reference].event, l.end)?).min(now);
+            let r = &self.references[l.reference];
+            let end_us = (r.at_us + elapsed_us(r.event, l.end)?).min(now);
             let blocks_run = self.blocks_run(&l)?;
             if let Some(slot) = l.slot {
                 self.jobs[l.job]

@@ -1,9 +1,10 @@
 //! One planned launch on the device: the kernel's stand-in launched as the
 //! entry its [`LaunchPlan`] names, with the stand-in's seeded arguments
-//! followed by the variant's own parameters (`ptx::transform`'s order: the
-//! original grid `__tally_grid_{x,y,z}`, then the sliced entry's
-//! `__tally_block_offset`, or the preemptive entry's `__tally_counter` and
-//! `__tally_retreat` pointers). A preemptive launch sets its task counter
+//! followed by the variant's own parameters in `Entry::extra_params`'
+//! order (the original grid `__tally_grid_{x,y,z}`, then the sliced
+//! entry's `__tally_block_offset`, or the preemptive entry's
+//! `__tally_counter` and `__tally_retreat` pointers; a test holds the
+//! transforms to it). A preemptive launch sets its task counter
 //! to the plan's first block and clears its retreat flag on its own stream
 //! just before it, so the launch sees both whatever ran before.
 //!
@@ -19,7 +20,7 @@ use tally_gpu::cuda::driver::check;
 use tally_gpu::cuda::timer::Launch;
 use tally_gpu::{GpuError, Result};
 use tally_kernels::cuda_backend::DeviceArgs;
-use tally_kernels::launch_plan::{Entry, LaunchPlan};
+use tally_kernels::launch_plan::{Entry, ExtraParam, LaunchPlan};
 
 /// Task counters and retreat flags in device memory (two 4-byte words per
 /// slot), and each slot's counter as copied back to pinned host memory.
@@ -185,21 +186,21 @@ impl PlannedLaunch {
         &self.plan
     }
 
-    /// The argument array: the stand-in's, then the variant's.
+    /// The argument array: the stand-in's, then the variant's in the
+    /// order `Entry::extra_params` gives (the transforms' convention).
     fn params(&self) -> Vec<*mut c_void> {
         let e: &Extras = &self.extras;
         let ptr = |v: &u32| (v as *const u32).cast_mut().cast::<c_void>();
         let ptr64 = |v: &u64| (v as *const u64).cast_mut().cast::<c_void>();
         let mut params = self.args.param_pointers().to_vec();
-        let grid = e.grid.iter().map(ptr);
-        match self.plan.entry {
-            Entry::Original => {}
-            Entry::Ptb => params.extend(grid),
-            Entry::Sliced => params.extend(grid.chain(std::iter::once(ptr(&e.offset)))),
-            Entry::Preempt => {
-                params.extend(grid.chain([ptr64(&e.counter), ptr64(&e.flag)]));
-            }
-        }
+        params.extend(self.plan.entry.extra_params().iter().map(|p| match p {
+            ExtraParam::GridX => ptr(&e.grid[0]),
+            ExtraParam::GridY => ptr(&e.grid[1]),
+            ExtraParam::GridZ => ptr(&e.grid[2]),
+            ExtraParam::BlockOffset => ptr(&e.offset),
+            ExtraParam::Counter => ptr64(&e.counter),
+            ExtraParam::Retreat => ptr64(&e.flag),
+        }));
         params
     }
 }
