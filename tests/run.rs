@@ -461,6 +461,10 @@ fn run_on_a_real_gpu_is_a_clear_error_without_one_and_refuses_what_it_cannot_do(
         &["--timeline needs --backend sim"],
     );
     fails_with(
+        &mut run(&["--gpu", "a100-40gb", "--hp-launch-us", "8.1"]),
+        &["--hp-launch-us is the simulator's model"],
+    );
+    fails_with(
         &mut run(&["--gpu", "a100-40gb", "--reps", "0"]),
         &["timed repetitions (--reps) must be at least 1"],
     );

@@ -8,6 +8,10 @@
 //! completion in spec blocks. A request whose range holds no stand-in
 //! block (the stand-in has fewer blocks) completes at once.
 //!
+//! A request's modelled host costs (`with_overhead`, `host_delay_us`: the
+//! simulator's launch overhead and Tally's forwarding) are not added: on a
+//! device the launch pays its own.
+//!
 //! Refused, with the reason: an SM partition other than the whole GPU
 //! (green contexts are not wired in), and a time-slice context switch
 //! (taking a launch's blocks off the SMs mid-block), which one process

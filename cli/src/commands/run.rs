@@ -112,6 +112,9 @@ fn check_device_run(args: &RunArgs, names: &[String]) -> Result<()> {
     if args.timeline.is_some() {
         bail!("--timeline needs --backend sim: it reads the simulator's SM occupancy, which a real GPU does not report");
     }
+    if args.hp_launch_us > 0.0 {
+        bail!("--hp-launch-us is the simulator's model of a framework's host time per launch; on a real GPU every launch pays tally's own host time, so it is not added (leave it at 0)");
+    }
     for n in names {
         if let Some(why) = support::refusal(n) {
             bail!("--backend cuda cannot run {n}: {why}");
