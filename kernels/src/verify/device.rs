@@ -23,6 +23,7 @@ use super::{
     retreat_failure, CheckError, CheckReport, CheckRow, CheckRun, PreemptionLatency, RunStatus,
 };
 use crate::build::build_file;
+use crate::launch_plan::{Entry, ExtraParam};
 
 fn drv(e: DriverError) -> CheckError {
     CheckError::Driver(format!("{e:?}"))
@@ -233,11 +234,13 @@ fn launch(
         .iter()
         .map(|a| if let HostArg::F32(v) = a { *v } else { 0.0 })
         .collect();
-    let (g, offset, preempt) = match extra {
-        Extra::None => (None, None, false),
-        Extra::Grid(g) => (Some(g), None, false),
-        Extra::Slice(g, o) => (Some(g), Some(o), false),
-        Extra::Preempt(g) => (Some(g), None, true),
+    // The variant's parameters in the transforms' order
+    // (`Entry::extra_params`).
+    let (entry, g, offset) = match extra {
+        Extra::None => (Entry::Original, [0; 3], 0),
+        Extra::Grid(g) => (Entry::Ptb, g, 0),
+        Extra::Slice(g, o) => (Entry::Sliced, g, o),
+        Extra::Preempt(g) => (Entry::Preempt, g, 0),
     };
     let mut b = stream.launch_builder(f);
     for (i, a) in args.host.iter().enumerate() {
@@ -258,14 +261,15 @@ fn launch(
             }
         }
     }
-    if let Some(g) = &g {
-        b.arg(&g[0]).arg(&g[1]).arg(&g[2]);
-    }
-    if let Some(o) = &offset {
-        b.arg(o);
-    }
-    if preempt {
-        b.arg(&args.counter).arg(&args.retreat);
+    for p in entry.extra_params() {
+        match p {
+            ExtraParam::GridX => b.arg(&g[0]),
+            ExtraParam::GridY => b.arg(&g[1]),
+            ExtraParam::GridZ => b.arg(&g[2]),
+            ExtraParam::BlockOffset => b.arg(&offset),
+            ExtraParam::Counter => b.arg(&args.counter),
+            ExtraParam::Retreat => b.arg(&args.retreat),
+        };
     }
     let cfg = LaunchConfig {
         grid_dim: grid,
