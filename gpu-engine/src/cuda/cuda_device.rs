@@ -17,7 +17,10 @@
 //!   once per retreat.
 //! - Completions: an event after each kernel (its end time), polled by the
 //!   host as `pacing` says (asleep until a launch can have ended).
-//! - Clock: the host's monotonic clock from the device's opening. A
+//! - Clock: the host's monotonic clock from the first time the engine is
+//!   asked for it (the run loop's start: registering kernels and measuring
+//!   their times alone, which take seconds on a device, happen before, and
+//!   the arrivals count from 0 at the loop's start as on the simulator). A
 //!   launch's end is placed on it from a reference event: one recorded on
 //!   an idle stream and waited for, at the opening and then every 100 ms,
 //!   whose host time is read when the wait returns; the end is that time
@@ -29,6 +32,7 @@
 //!   arrivals (host times) and ends share one origin.
 #![allow(unsafe_code)]
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Instant;
@@ -87,7 +91,8 @@ struct Reference {
 #[derive(Debug)]
 pub struct CudaDevice {
     gpu: Rc<CudaGpu>,
-    origin: Instant,
+    /// Set by the first `now_us`.
+    origin: Cell<Option<Instant>>,
     clock_stream: sys::CUstream,
     references: Vec<Reference>,
     last_reference_host_us: f64,
@@ -113,22 +118,17 @@ impl Drop for CudaDevice {
 }
 
 impl CudaDevice {
-    /// A fresh device session on `gpu`: its clock starts now.
+    /// A fresh device session on `gpu`: its clock starts when first read.
     pub fn new(gpu: Rc<CudaGpu>) -> Result<CudaDevice, GpuError> {
         gpu.primary().make_current()?;
         let clock_stream = stream_at(gpu.stream_priority(1))?;
-        let mut events = EventPool::default();
-        let first = events.record(clock_stream)?;
-        wait(first)?;
+        let events = EventPool::default();
         Ok(CudaDevice {
             gpu,
-            origin: Instant::now(),
+            origin: Cell::new(None),
             clock_stream,
-            references: vec![Reference {
-                event: first,
-                at_us: 0.0,
-            }],
-            last_reference_host_us: 0.0,
+            references: Vec::new(),
+            last_reference_host_us: f64::NEG_INFINITY,
             jobs: Vec::new(),
             launches: BTreeMap::new(),
             next_ticket: 0,
@@ -161,8 +161,8 @@ impl CudaDevice {
         Ok(self.jobs[job].as_mut().expect("made above"))
     }
 
-    /// The newest reference event, a new one recorded and placed if the
-    /// last is 100 ms old.
+    /// The newest reference event, a new one recorded and placed if there
+    /// is none or the last is 100 ms old.
     fn reference(&mut self) -> Result<usize, GpuError> {
         if self.now_us() - self.last_reference_host_us >= REFERENCE_EVERY_US {
             let event = self.events.record(self.clock_stream)?;
@@ -367,7 +367,15 @@ impl Device for CudaDevice {
     }
 
     fn now_us(&self) -> f64 {
-        self.origin.elapsed().as_secs_f64() * 1e6
+        let origin = match self.origin.get() {
+            Some(o) => o,
+            None => {
+                let o = Instant::now();
+                self.origin.set(Some(o));
+                o
+            }
+        };
+        origin.elapsed().as_secs_f64() * 1e6
     }
 
     fn prepare(&mut self, spec: &KernelSpec) -> Result<(DeviceKernel, [u32; 3]), EngineError> {
