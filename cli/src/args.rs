@@ -278,6 +278,29 @@ pub struct ModelsArgs {
     pub output: OutputArgs,
 }
 
+/// Where and how a real GPU measures (`--backend cuda`): the device, and
+/// the launches of each measurement (a profile's every row, a run's
+/// kernel configurations alone).
+#[derive(Debug, Args)]
+pub struct CudaMeasureArgs {
+    /// CUDA device ordinal (--backend cuda).
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Launches before timing starts, per measurement (--backend cuda).
+    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().warmup)]
+    pub warmup: u32,
+    /// Timed repetitions per measurement; the median is recorded (--backend cuda).
+    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().repetitions)]
+    pub reps: u32,
+}
+
+impl CudaMeasureArgs {
+    /// The timing configuration the arguments give.
+    pub fn timing(&self) -> tally_gpu::Result<tally_gpu::cuda::TimingConfig> {
+        tally_gpu::cuda::TimingConfig::new(self.warmup, self.reps)
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
     /// A zoo model, `NAME[:VARIANT][@BATCH]` (see `tally models`), or a model
@@ -299,15 +322,8 @@ pub struct ProfileArgs {
     /// Log-standard-deviation of the simulator's measurement noise.
     #[arg(long, default_value_t = tally_gpu::sim::DEFAULT_NOISE_SIGMA)]
     pub noise: f64,
-    /// CUDA device ordinal (--backend cuda).
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// Launches before timing starts, per measurement (--backend cuda).
-    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().warmup)]
-    pub warmup: u32,
-    /// Timed repetitions per measurement; the median is recorded (--backend cuda).
-    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().repetitions)]
-    pub reps: u32,
+    #[command(flatten)]
+    pub cuda: CudaMeasureArgs,
     /// Where a real GPU's counters come from: `launch` (duration and launch counters)
     /// or `ncu` (every counter, each standalone row re-run under Nsight Compute).
     #[arg(long, value_enum, default_value_t = CounterSource::Launch)]
@@ -607,16 +623,8 @@ pub struct RunArgs {
     /// measured on the device on the same arrivals).
     #[arg(long, default_value = "sim", env = env::TALLY_BACKEND)]
     pub backend: String,
-    /// CUDA device ordinal (--backend cuda).
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
-    /// Launches before timing a kernel configuration alone (--backend cuda).
-    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().warmup)]
-    pub warmup: u32,
-    /// Timed launches of a kernel configuration alone; the median is its
-    /// time alone (--backend cuda).
-    #[arg(long, default_value_t = tally_gpu::cuda::TimingConfig::default().repetitions)]
-    pub reps: u32,
+    #[command(flatten)]
+    pub cuda: CudaMeasureArgs,
     /// Output directory (requests.csv, summary.csv, run.json).
     #[arg(long)]
     pub out: PathBuf,

@@ -35,7 +35,7 @@ pub fn runner(args: &ProfileArgs) -> Result<NcuRunner> {
             exe.into(),
             "ncu-target".into(),
             "--device".into(),
-            args.device.to_string().into(),
+            args.cuda.device.to_string().into(),
             "--seed".into(),
             args.seed.to_string().into(),
         ],

@@ -5,7 +5,6 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::{bail, Context, Result};
 use tally_datasets::{Format, RunDir};
-use tally_gpu::cuda::TimingConfig;
 use tally_gpu::{BackendKind, BackendOptions, GpuSpec};
 use tally_kernels::open_backend;
 use tally_kernels::KernelResources;
@@ -26,8 +25,8 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         BackendKind::Cuda => tally_gpu::AUTO,
     });
     // `auto`: the spec of the device measured, not device 0's.
-    let gpu = GpuSpec::resolve_on(gpu_name, args.device)?;
-    let timing = TimingConfig::new(args.warmup, args.reps)?;
+    let gpu = GpuSpec::resolve_on(gpu_name, args.cuda.device)?;
+    let timing = args.cuda.timing()?;
     let model = zoo::resolve_model(&args.model, &params_override(&args.params))?;
     let ncu = match (args.counters, backend_kind) {
         (CounterSource::Launch, _) => None,
@@ -36,7 +35,7 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         }
         (CounterSource::Ncu, BackendKind::Cuda) => Some(ncu_target::runner(args)?),
     };
-    let options = BackendOptions::new(args.seed, args.noise, args.device, timing, ncu)?;
+    let options = BackendOptions::new(args.seed, args.noise, args.cuda.device, timing, ncu)?;
     let backend = open_backend(backend_kind, gpu.clone(), options)?;
 
     let run_dir = RunDir::claim(&args.out, args.force)?;
@@ -93,7 +92,7 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
         writeln!(
             out,
             "timing spread (IQR / median) over {} repetitions: median {median:.1} %, max {max:.1} %",
-            args.reps
+            args.cuda.reps
         )?;
     }
     writeln!(out, "wrote {} ({})", args.out.display(), format.as_str())?;

@@ -10,7 +10,6 @@ use std::rc::Rc;
 
 use anyhow::{bail, Context, Result};
 use tally_datasets::RunDir;
-use tally_gpu::cuda::TimingConfig;
 use tally_gpu::{BackendKind, GpuSpec};
 use tally_gpu_engine::{support, CudaDevice, CudaGpu, DeviceEngine};
 use tally_predictor::{PredictorFile, RuntimePredictor};
@@ -153,7 +152,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
     });
     // `auto`: the spec of the device run on (the NO_DRIVER error without a
     // driver, before anything is written).
-    let gpu = GpuSpec::resolve_on(gpu_name, args.device)?;
+    let gpu = GpuSpec::resolve_on(gpu_name, args.cuda.device)?;
     let names = match &args.compare {
         None => parse_policies(&args.policy)?,
         Some(list) => parse_policies(list)?,
@@ -162,8 +161,13 @@ pub fn run(args: &RunArgs) -> Result<()> {
         BackendKind::Sim => None,
         BackendKind::Cuda => {
             check_device_run(args, &names)?;
-            let timing = TimingConfig::new(args.warmup, args.reps)?;
-            Some(CudaGpu::open(args.device, gpu.clone(), args.seed, timing)?)
+            let timing = args.cuda.timing()?;
+            Some(CudaGpu::open(
+                args.cuda.device,
+                gpu.clone(),
+                args.seed,
+                timing,
+            )?)
         }
     };
     let options = PolicyOptions::new(args.turnaround_ms * 1e3, args.tolerance)?;

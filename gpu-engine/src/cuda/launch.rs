@@ -19,7 +19,7 @@ use cudarc::driver::sys;
 use tally_gpu::cuda::driver::check;
 use tally_gpu::cuda::timer::Launch;
 use tally_gpu::{GpuError, Result};
-use tally_kernels::cuda_backend::DeviceArgs;
+use tally_kernels::cuda_backend::{launch_on_stream, DeviceArgs};
 use tally_kernels::launch_plan::{Entry, ExtraParam, LaunchPlan};
 
 /// Task counters and retreat flags in device memory (two 4-byte words per
@@ -234,31 +234,18 @@ impl PlannedLaunch {
     /// Queue the kernel itself.
     pub fn launch_kernel(&self) -> Result<()> {
         let mut params = self.params();
-        let [gx, gy, gz] = self.plan.grid;
-        let [bx, by, bz] = self.block;
-        // SAFETY: `kernel` is a loaded library kernel (a `CUkernel`, which
-        // `cuLaunchKernel` takes in place of a `CUfunction`); the argument
-        // array has one pointer per parameter of the entry in order (the
-        // stand-in's, as the manifest lists them, then the transform's
-        // extras), each to a value of the parameter's type that lives
-        // through the call (the driver copies them); the buffers live as
-        // long as `args`; no dynamic shared memory.
+        // SAFETY: `params` has one pointer per parameter of the entry in
+        // order (the stand-in's, as the manifest lists them, then the
+        // transform's extras), each to a value of the parameter's type
+        // that lives through the call; the buffers live as long as `args`;
+        // the stream is of the current (primary) context.
         unsafe {
-            check(
-                "cuLaunchKernel",
-                sys::cuLaunchKernel(
-                    self.kernel.cast(),
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    0,
-                    self.stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                ),
+            launch_on_stream(
+                self.kernel,
+                self.plan.grid,
+                self.block,
+                self.stream,
+                params.as_mut_ptr(),
             )
         }
     }

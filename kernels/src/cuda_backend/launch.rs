@@ -42,31 +42,58 @@ impl Launch for KernelLaunch<'_> {
 
     #[allow(unsafe_code)]
     fn enqueue(&self) -> Result<()> {
-        let [gx, gy, gz] = self.grid;
-        let [bx, by, bz] = self.block;
-        // SAFETY: `kernel` comes from a loaded library (a `CUkernel`, which
-        // `cuLaunchKernel` accepts in place of a `CUfunction` and launches
-        // in the current context); the argument array has one entry per
-        // parameter of the entry, in the manifest's order and types; the
-        // buffers live as long as `args`; no dynamic shared memory (no
-        // library entry uses any).
+        // SAFETY: the argument array has one entry per parameter of the
+        // entry, in the manifest's order and types; the buffers live as
+        // long as `args`.
         unsafe {
-            check(
-                "cuLaunchKernel",
-                sys::cuLaunchKernel(
-                    self.kernel.cast(),
-                    gx,
-                    gy,
-                    gz,
-                    bx,
-                    by,
-                    bz,
-                    0,
-                    self.stream,
-                    self.args.params(),
-                    std::ptr::null_mut(),
-                ),
+            launch_on_stream(
+                self.kernel,
+                self.grid,
+                self.block,
+                self.stream,
+                self.args.params(),
             )
         }
+    }
+}
+
+/// Queue library kernel `kernel` (a `CUkernel`, which `cuLaunchKernel`
+/// takes in place of a `CUfunction` and launches in the current context)
+/// on `stream` with `params`; no dynamic shared memory (no library entry
+/// uses any).
+///
+/// # Safety
+/// `params` points to one pointer per parameter of the entry, in order,
+/// each to a value of the parameter's type that lives through the call
+/// (the driver copies them); the device buffers they name live until the
+/// launch has completed; `stream` belongs to the current context.
+#[allow(unsafe_code)]
+pub unsafe fn launch_on_stream(
+    kernel: sys::CUkernel,
+    grid: [u32; 3],
+    block: [u32; 3],
+    stream: sys::CUstream,
+    params: *mut *mut std::ffi::c_void,
+) -> Result<()> {
+    let [gx, gy, gz] = grid;
+    let [bx, by, bz] = block;
+    // SAFETY: the caller's contract above.
+    unsafe {
+        check(
+            "cuLaunchKernel",
+            sys::cuLaunchKernel(
+                kernel.cast(),
+                gx,
+                gy,
+                gz,
+                bx,
+                by,
+                bz,
+                0,
+                stream,
+                params,
+                std::ptr::null_mut(),
+            ),
+        )
     }
 }

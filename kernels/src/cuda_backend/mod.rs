@@ -13,4 +13,5 @@ mod loaded;
 
 pub use args::DeviceArgs;
 pub use backend::CudaBackend;
+pub use launch::launch_on_stream;
 pub use loaded::{LoadedKernel, LoadedLibrary};
