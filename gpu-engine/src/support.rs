@@ -1,6 +1,6 @@
-//! Which policies run on a real GPU through this engine, and how each
-//! differs from the system it stands for when all jobs share one process
-//! (`tally run --backend cuda` records it in `run.json`).
+//! Which policies run on a real GPU through this engine, how each differs
+//! from the system it stands for when all jobs share one process, and the
+//! engine settings `tally run --backend cuda` records in `run.json`.
 //!
 //! One process has one context per device here, so what the driver or a
 //! daemon does *between* processes is not there: the time-slicing of
@@ -50,6 +50,31 @@ pub fn in_one_process(policy: &str) -> &'static str {
         }
         _ => "not run on the device",
     }
+}
+
+/// `run.json`'s `engine_settings` of a run of `policies` on `device`: the
+/// device and how it measures, and how each policy ran in one process.
+pub fn engine_settings(
+    device: &crate::CudaGpu,
+    policies: &[String],
+) -> std::collections::BTreeMap<String, String> {
+    let mut out: std::collections::BTreeMap<String, String> = device
+        .settings()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    for p in policies {
+        out.insert(format!("policy.{p}"), in_one_process(p).to_string());
+    }
+    out.insert(
+        "hp_alone".into(),
+        format!(
+            "the HP job alone on the device on the same arrivals; --load scaled by the median \
+             service of {} back-to-back requests",
+            tally_sched::experiment::MEASURED_REQUESTS
+        ),
+    );
+    out
 }
 
 #[cfg(test)]

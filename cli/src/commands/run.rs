@@ -3,7 +3,6 @@
 //! engines of tally-gpu-engine), write the run directory (tally-sched's
 //! `run_output`), print a table.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::rc::Rc;
@@ -120,28 +119,6 @@ fn check_device_run(args: &RunArgs, names: &[String]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `run.json`'s engine settings of a run on `device`.
-fn device_settings(device: &CudaGpu, names: &[String]) -> BTreeMap<String, String> {
-    let mut out: BTreeMap<String, String> = device
-        .settings()
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    for n in names {
-        out.insert(
-            format!("policy.{n}"),
-            support::in_one_process(n).to_string(),
-        );
-    }
-    out.insert(
-        "hp_alone".into(),
-        "the HP job alone on the device on the same arrivals; --load scaled by the median \
-         service of 5 back-to-back requests"
-            .into(),
-    );
-    out
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
@@ -270,7 +247,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         engine: backend.as_str().into(),
         engine_settings: device
             .as_deref()
-            .map(|d| device_settings(d, &names))
+            .map(|d| support::engine_settings(d, &names))
             .unwrap_or_default(),
         hp: args.hp.clone(),
         be: args.be.clone(),
