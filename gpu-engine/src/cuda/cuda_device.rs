@@ -137,10 +137,6 @@ impl CudaDevice {
         })
     }
 
-    pub fn gpu_handle(&self) -> &Rc<CudaGpu> {
-        &self.gpu
-    }
-
     fn job(&mut self, job: usize, priority: u8) -> Result<&mut JobStreams, GpuError> {
         if self.jobs.len() <= job {
             self.jobs.resize_with(job + 1, || None);

@@ -182,10 +182,6 @@ impl PlannedLaunch {
         })
     }
 
-    pub fn plan(&self) -> &LaunchPlan {
-        &self.plan
-    }
-
     /// The argument array: the stand-in's, then the variant's in the
     /// order `Entry::extra_params` gives (the transforms' convention).
     fn params(&self) -> Vec<*mut c_void> {
