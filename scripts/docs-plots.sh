@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the README's figures under docs/ with the tally built here:
+# Regenerate the figures under docs/ with the tally built here:
 # a BERT-base profile's pair-slowdown heatmap and the HP latency CDF of a
 # policy comparison (both small simulated runs, seeded, so reruns match).
 set -euo pipefail

@@ -24,8 +24,7 @@
 # train_config.py: `amp: False` for every job), in FP32 (`NAME:train-fp32`:
 # matmuls on FFMA, convolutions in TF32), and its job keyed
 # whisper-large-v3 as the whisper-small its script loads;
-# PRECISION=amp runs them in mixed precision instead (see the README's run
-# section for both tables).
+# PRECISION=amp runs them in mixed precision instead (docs/fidelity.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-runs/tally-table}

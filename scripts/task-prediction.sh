@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Task-level prediction against the simulator, the figures quoted in the
-# README's predictor section:
+# task-level table of docs/prediction.md:
 #   scripts/task-prediction.sh [GPU] [OUT_DIR]
 # 1. profiles the zoo models the predictor learns from on GPU (simulated),
 #    skipping datasets already there, and trains a predictor on them alone

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profile every zoo model on one GPU (default h100-sxm) and summarise the
 # interference across all their pairs: the slowdown range and the error of
-# the Orion-style intensity rule quoted in the README.
+# the Orion-style intensity rule quoted in docs/fidelity.md.
 #   scripts/zoo-interference.sh [GPU] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."

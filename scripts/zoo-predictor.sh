@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train and evaluate the contention predictor on every zoo model profiled on
 # one GPU (default h100-sxm), plus the user model file tiny-mlp.toml (not in
-# the zoo) as an extra held-out model: the figures quoted in the README.
+# the zoo) as an extra held-out model: the figures quoted in docs/prediction.md.
 #   scripts/zoo-predictor.sh [GPU] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."

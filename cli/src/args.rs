@@ -107,6 +107,29 @@ pub enum Command {
     #[command(after_help = "Examples:\n  tally plot runs/bert -o figs\n  \
                             tally eval --data runs/bert runs/gpt2 --out runs/eval && tally plot runs/eval --svg")]
     Plot(PlotArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell).
+    #[command(
+        after_help = "Examples:\n  tally completions bash > ~/.local/share/bash-completion/completions/tally\n  \
+                            tally completions zsh > ~/.zfunc/_tally\n  \
+                            tally completions fish > ~/.config/fish/completions/tally.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), or write one page per subcommand into a directory.
+    #[command(after_help = "Examples:\n  tally man | man -l -\n  tally man --out-dir target/man")]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `tally.1` and one `tally-COMMAND.1` per subcommand here instead of printing `tally.1`.
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -608,8 +631,8 @@ pub struct RunArgs {
     /// benchmark trace (`infer_trace/*.json`: a JSON array of seconds).
     #[arg(long)]
     pub arrivals: Option<PathBuf>,
-    /// Simulated time: `30s`, `500ms`, `2m`.
-    #[arg(long, default_value = "30s")]
+    /// Run time: `30s`, `500ms`, `2m` (simulated time on the simulator).
+    #[arg(long, default_value = "30s", env = env::TALLY_DURATION)]
     pub duration: String,
     /// Seed of the arrival process.
     #[arg(long, default_value_t = 0)]

@@ -35,6 +35,8 @@ fn main() -> ExitCode {
         Command::Export(a) => commands::export::run(a),
         Command::Plot(a) => commands::plot::run(a),
         Command::NcuTarget(a) => commands::ncu_target::run(a),
+        Command::Completions(a) => commands::shell::completions(a),
+        Command::Man(a) => commands::shell::man(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

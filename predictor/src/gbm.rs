@@ -76,7 +76,7 @@ impl Default for GbmParams {
 const MIN_LEAF_WEIGHT: f32 = 5.0;
 
 /// Fit boosted trees on row-major `x` and targets `y`, single-threaded
-/// (deterministic, and the figure the README quotes is for one core).
+/// (deterministic, and the figure docs/prediction.md quotes is for one core).
 pub fn fit(x: &[f64], y: &[f64], params: &GbmParams, seed: u64) -> Result<Forest> {
     let booster = train(x, y, params, seed)?;
     flatten(&booster).map_err(|message| PredictorError::Training {

@@ -15,6 +15,7 @@ pub mod predict_tasks;
 pub mod profile;
 pub mod ptx;
 pub mod run;
+pub mod shell;
 pub mod side_by_side;
 pub mod summary;
 pub mod train;

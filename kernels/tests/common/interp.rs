@@ -18,74 +18,9 @@ use tally_kernels::ptx::ast::*;
 use tally_kernels::ptx::lexer::int_value;
 
 use super::memory::{read_le, write_le, Launch, Memory};
+use super::program::{flatten, Program};
+use super::threads::{release_barrier, Arrival, Cta, State, Thread};
 use super::values::{sext, trunc, type_bytes, types, width};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Running,
-    AtBarrier,
-    Exited,
-}
-
-/// How a parked thread arrived at the barrier.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Arrival {
-    Sync,
-    /// `barrier.red.popc.u32 dst, a, {!}p`: its vote and where the count goes.
-    RedPopc {
-        vote: bool,
-        dst: String,
-    },
-}
-
-struct Thread {
-    cta: usize,
-    tid: [u32; 3],
-    pc: usize,
-    regs: HashMap<String, u64>,
-    state: State,
-    arrival: Arrival,
-}
-
-struct Cta {
-    ctaid: [u32; 3],
-    shared: Vec<u8>,
-}
-
-/// The flattened program: instructions and label positions.
-struct Program<'a> {
-    code: Vec<&'a Instruction>,
-    labels: HashMap<&'a str, usize>,
-    shared_syms: HashMap<&'a str, u64>,
-    shared_size: usize,
-}
-
-fn flatten<'a>(stmts: &'a [Statement], p: &mut Program<'a>, dynamic_shared: usize) {
-    for s in stmts {
-        match s {
-            Statement::Instr(i) => p.code.push(i),
-            Statement::Label(l, _) => {
-                p.labels.insert(l.as_str(), p.code.len());
-            }
-            Statement::Block(inner, _) => flatten(inner, p, dynamic_shared),
-            Statement::Decl(d) if d.space == Space::Shared => {
-                for decl in &d.declarators {
-                    let elems: u64 = decl.dims.iter().map(|x| x.unwrap_or(0)).product();
-                    let mut size = type_bytes(&d.ty) * elems as usize;
-                    if decl.dims.contains(&None) {
-                        size = dynamic_shared;
-                    }
-                    let align = d.align.unwrap_or(4).max(4) as usize;
-                    p.shared_size = p.shared_size.div_ceil(align) * align;
-                    p.shared_syms
-                        .insert(decl.name.as_str(), p.shared_size as u64);
-                    p.shared_size += size.max(4);
-                }
-            }
-            _ => {}
-        }
-    }
-}
 
 struct Machine<'a> {
     prog: Program<'a>,
@@ -598,46 +533,4 @@ pub fn run(
             return Err("deadlock: no thread can run".into());
         }
     }
-}
-
-/// Releases CTA `c`'s barrier round if every non-exited thread of it has
-/// arrived: `barrier.red.popc` arrivals get the count of true votes.
-fn release_barrier(threads: &mut [Thread], c: usize) -> Result<bool, String> {
-    let mut any = false;
-    for t in threads.iter().filter(|t| t.cta == c) {
-        match t.state {
-            State::AtBarrier => any = true,
-            State::Running => return Ok(false),
-            State::Exited => {}
-        }
-    }
-    if !any {
-        return Ok(false);
-    }
-    let parked = || {
-        threads
-            .iter()
-            .filter(|t| t.cta == c && t.state == State::AtBarrier)
-    };
-    let reds = parked()
-        .filter(|t| matches!(t.arrival, Arrival::RedPopc { .. }))
-        .count();
-    if reds != 0 && reds != parked().count() {
-        return Err(format!(
-            "cta {c}: one barrier round mixes barrier.red ({reds} threads) and barrier.sync"
-        ));
-    }
-    let votes = parked()
-        .filter(|t| matches!(t.arrival, Arrival::RedPopc { vote: true, .. }))
-        .count() as u64;
-    for t in threads
-        .iter_mut()
-        .filter(|t| t.cta == c && t.state == State::AtBarrier)
-    {
-        if let Arrival::RedPopc { dst, .. } = &t.arrival {
-            t.regs.insert(dst.clone(), votes);
-        }
-        t.state = State::Running;
-    }
-    Ok(true)
 }

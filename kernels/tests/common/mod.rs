@@ -4,7 +4,9 @@
 
 pub mod interp;
 pub mod memory;
+pub mod program;
 pub mod sync_early;
+pub mod threads;
 pub mod values;
 
 use std::path::PathBuf;

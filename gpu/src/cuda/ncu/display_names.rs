@@ -7,7 +7,7 @@
 //! mapped only where that `Name` *is* the counter tally reads; a label whose
 //! metric merely resembles one (an `_elapsed` variant of an `_active`
 //! counter, a GPU-level aggregate) is left unmapped, so no counter is ever
-//! filled with a different quantity. This is the one table; the README's
+//! filled with a different quantity. This is the one table; docs/profiling.md's
 //! import section repeats it.
 //!
 //! | label (`Metric Name`) | section | raw metric (section file) | tally counter |
