@@ -37,6 +37,31 @@ fn ptx_transform_writes_every_variant_and_check_assembles_them() {
 }
 
 #[test]
+fn a_stale_tools_variable_from_a_carried_env_sh_still_finds_the_tools() {
+    // env.sh holds absolute paths: carried to another checkout or machine,
+    // they name nothing, and the tools installed here are used instead.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("copy.tally.ptx");
+    tally()
+        .args(["ptx", "transform"])
+        .arg(ptx_fixture("ptx/copy.sm_90.ptx"))
+        .args(["--variant", "ptb", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    tally()
+        .env(
+            "TALLY_PTXAS",
+            "/elsewhere/target/cuda-tools/py/nvidia/cu13/bin/ptxas",
+        )
+        .args(["ptx", "check"])
+        .arg(&out)
+        .args(["--arch", "sm_90"])
+        .assert()
+        .success();
+}
+
+#[test]
 fn ptx_errors_name_the_file_line_and_construct() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.ptx");
