@@ -188,7 +188,7 @@ section "bert-base on the device beside the simulator" bert
 ncu_import() {
   timeout 240 ncu --csv --page raw --print-units base --launch-count 20 \
     --metrics "$("$tally" import-ncu --print-metrics)" \
-    "$tally" kernels verify --device "$device" > "$out/ncu.csv" || return 1
+    "$tally" kernels verify --device "$device" --under-profiler > "$out/ncu.csv" || return 1
   "$tally" import-ncu "$out/ncu.csv" --gpu auto --force --out "$out/ncu-import"
 }
 if command -v ncu > /dev/null; then

@@ -112,10 +112,15 @@ fn kernels_verify_without_a_driver_is_a_clear_error() {
     if Path::new("/proc/driver/nvidia").exists() {
         return;
     }
-    tally()
-        .args(["kernels", "verify"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("no NVIDIA driver found"))
-        .stderr(predicate::str::contains("panicked").not());
+    for args in [
+        &["kernels", "verify"][..],
+        &["kernels", "verify", "--under-profiler"],
+    ] {
+        tally()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("no NVIDIA driver found"))
+            .stderr(predicate::str::contains("panicked").not());
+    }
 }

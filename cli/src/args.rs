@@ -195,6 +195,11 @@ pub struct KernelsVerifyArgs {
     /// Seed of the input data.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Running under a profiler (`ncu`, which replays every launch to
+    /// completion): leave out the retreat-and-resume runs and the
+    /// preemption latency, which no replayed kernel can show.
+    #[arg(long)]
+    pub under_profiler: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

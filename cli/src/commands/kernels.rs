@@ -6,7 +6,7 @@
 use anyhow::Result;
 use tally_kernels::build::{build_library, VariantStatus};
 use tally_kernels::resources::{write_build, RESOURCES_FILE};
-use tally_kernels::verify::{check_on_device, RunStatus};
+use tally_kernels::verify::{check_on_device, RunStatus, VerifyMode};
 
 use super::ptx::parse_arch;
 use super::Finding;
@@ -89,7 +89,12 @@ fn build(a: &KernelsBuildArgs) -> Result<()> {
 }
 
 fn verify(a: &KernelsVerifyArgs) -> Result<()> {
-    let report = check_on_device(a.device, a.seed)?;
+    let mode = if a.under_profiler {
+        VerifyMode::UnderProfiler
+    } else {
+        VerifyMode::Full
+    };
+    let report = check_on_device(a.device, a.seed, mode)?;
     eprintln!(
         "{} (compute capability {})",
         report.device, report.compute_capability

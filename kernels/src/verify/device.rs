@@ -21,6 +21,7 @@ use tally_gpu::cuda::{driver_present, Arch};
 use super::inputs::{host_args, HostArg};
 use super::{
     retreat_failure, CheckError, CheckReport, CheckRow, CheckRun, PreemptionLatency, RunStatus,
+    VerifyMode,
 };
 use crate::build::build_file;
 use crate::launch_plan::{Entry, ExtraParam};
@@ -43,7 +44,7 @@ const RETREAT_WAIT: Duration = Duration::from_secs(5);
 const LATENCY_TRIALS: usize = 20;
 
 /// Run the whole check on device `ordinal` with inputs seeded by `seed`.
-pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
+pub fn check_on_device(ordinal: usize, seed: u64, mode: VerifyMode) -> Res<CheckReport> {
     if !driver_present() {
         return Err(CheckError::NoDriver);
     }
@@ -76,7 +77,7 @@ pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
     let mut preemption_problem = None;
     for k in library::kernels()? {
         if k.min_arch > arch.number() {
-            for run in CheckRun::ALL {
+            for &run in mode.runs() {
                 rows.push(row(
                     k,
                     run,
@@ -90,8 +91,8 @@ pub fn check_on_device(ordinal: usize, seed: u64) -> Res<CheckReport> {
             }
             continue;
         }
-        rows.extend(check_kernel(&gpu, k, seed)?);
-        if k.entry == "gemm_f32" {
+        rows.extend(check_kernel(&gpu, k, seed, mode)?);
+        if k.entry == "gemm_f32" && mode.measures_preemption() {
             match preemption_latency(&gpu, k, sms, seed) {
                 Ok(p) => preemption = Some(p),
                 Err(CheckError::NoPreemption(why)) => preemption_problem = Some(why),
@@ -335,7 +336,7 @@ fn timed<T>(stream: &Arc<CudaStream>, body: impl FnOnce() -> Res<T>) -> Res<(T, 
 }
 
 /// Every run of `k`, each compared with the original's outputs.
-fn check_kernel(gpu: &Gpu, k: &LibraryKernel, seed: u64) -> Res<Vec<CheckRow>> {
+fn check_kernel(gpu: &Gpu, k: &LibraryKernel, seed: u64, mode: VerifyMode) -> Res<Vec<CheckRow>> {
     let s = &gpu.stream;
     let mut args = DeviceArgs::upload(s, host_args(k, seed))?;
     let grid = k.grid;
@@ -355,12 +356,8 @@ fn check_kernel(gpu: &Gpu, k: &LibraryKernel, seed: u64) -> Res<Vec<CheckRow>> {
     })?;
     let reference = args.outputs(s)?;
     let mut rows = vec![row(k, CheckRun::Original, 1, None, t, RunStatus::Identical)];
-    for run in [
-        CheckRun::Sliced,
-        CheckRun::Ptb,
-        CheckRun::Preempt,
-        CheckRun::PreemptResumed,
-    ] {
+    // The original ran above: the reference every other run is compared with.
+    for &run in &mode.runs()[1..] {
         let f = match gpu.function(k, run) {
             Ok(f) => f,
             Err(e) => {

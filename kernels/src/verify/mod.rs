@@ -4,7 +4,9 @@
 //! launch and resumed until done) on the same seeded inputs, with the
 //! output buffers compared byte for byte; and the preemption latency of a
 //! long preemptive-PTB GEMM (retreat flag set mid-run to the kernel's end).
-//! `tally kernels verify` and `scripts/gpu-check.sh` print the result.
+//! `tally kernels verify` and `scripts/gpu-check.sh` print the result;
+//! under a profiler ([`VerifyMode::UnderProfiler`]) the runs that need a
+//! kernel to stop part-way are left out.
 //!
 //! This is the only part of the crate that needs a GPU; without a driver it
 //! returns [`CheckError::NoDriver`] before touching cudarc.
@@ -34,6 +36,35 @@ pub enum CheckRun {
     /// has taken a block), relaunched until done; fails unless it really
     /// stopped part-way.
     PreemptResumed,
+}
+
+/// What the check runs: everything, or only what holds under a profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerifyMode {
+    /// Every run and the preemption latency.
+    Full,
+    /// Under Nsight Compute (or any kernel replay) each launch is replayed
+    /// to completion, so a kernel told to retreat never stops part-way and
+    /// its time is ncu's, not the kernel's: the retreat-and-resume run and
+    /// the preemption latency are left out, the rest is compared as ever.
+    UnderProfiler,
+}
+
+impl VerifyMode {
+    /// The runs of every kernel, in order (the original first: the others
+    /// are compared with it).
+    pub fn runs(&self) -> &'static [CheckRun] {
+        match self {
+            VerifyMode::Full => &CheckRun::ALL,
+            VerifyMode::UnderProfiler => &CheckRun::ALL[..4],
+        }
+    }
+
+    /// Whether the preemption latency is measured.
+    pub fn measures_preemption(&self) -> bool {
+        *self == VerifyMode::Full
+    }
 }
 
 impl CheckRun {
@@ -236,6 +267,20 @@ mod tests {
         let e =
             PreemptionLatency::from_trials("gemm_f32", 4096, 264, 0.05, vec![], 20).unwrap_err();
         assert!(e.contains("all 20 trials finished before"), "{e}");
+    }
+
+    #[test]
+    fn under_a_profiler_no_run_retreats_and_no_latency_is_measured() {
+        let runs = VerifyMode::UnderProfiler.runs();
+        assert_eq!(runs[0], CheckRun::Original);
+        assert!(!runs.contains(&CheckRun::PreemptResumed), "{runs:?}");
+        // Everything else a profiler can replay is still compared.
+        for run in [CheckRun::Sliced, CheckRun::Ptb, CheckRun::Preempt] {
+            assert!(runs.contains(&run));
+        }
+        assert!(!VerifyMode::UnderProfiler.measures_preemption());
+        assert_eq!(VerifyMode::Full.runs(), &CheckRun::ALL);
+        assert!(VerifyMode::Full.measures_preemption());
     }
 
     #[test]
