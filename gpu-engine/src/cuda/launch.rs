@@ -56,13 +56,23 @@ impl TaskSlot {
         // SAFETY: a context is current (the caller's primary); each call
         // writes only its out-parameter, owned by `t` from then on (so an
         // error frees what was allocated); the memset covers exactly the
-        // 2 * slots words allocated and completes before returning.
+        // 2 * slots words allocated. A "synchronous" memset of device
+        // memory may still be running when it returns (the driver API's
+        // synchronisation rules: asynchronous with respect to the host
+        // unless the target is pinned or managed memory), and it is on the
+        // legacy default stream, which the jobs' non-blocking streams do
+        // not wait for: so that stream is synchronised before any job
+        // stream can read a counter.
         unsafe {
             check(
                 "cuMemAlloc",
                 sys::cuMemAlloc_v2(&mut t.device, slots * 2 * std::mem::size_of::<u32>()),
             )?;
             check("cuMemsetD32", sys::cuMemsetD32_v2(t.device, 0, slots * 2))?;
+            check(
+                "cuStreamSynchronize (after the slots' memset)",
+                sys::cuStreamSynchronize(std::ptr::null_mut()),
+            )?;
             check(
                 "cuMemAllocHost",
                 sys::cuMemAllocHost_v2(&mut host, slots * std::mem::size_of::<u32>()),
