@@ -56,6 +56,17 @@ section() {
   fi
 }
 
+# finish: prints the summary and exits 1 if any section failed or was
+# skipped for want of a device (nothing that ran on no GPU is a pass).
+finish() {
+  echo "== summary (datasets in $out)"
+  printf '%s\n' "${summary[@]}"
+  for line in "${summary[@]}"; do
+    [[ $line == FAIL* || $line == SKIP*device* ]] && exit 1
+  done
+  exit 0
+}
+
 tools() {
   if [ -f target/cuda-tools/env.sh ]; then
     echo "CUDA tools: target/cuda-tools ($(cat target/cuda-tools/VERSION 2>/dev/null))"
@@ -76,8 +87,7 @@ build() {
 section "CUDA compiler tools" tools
 section "build" build
 if [ ! -x "$tally" ]; then
-  printf '%s\n' "${summary[@]}"
-  exit 1
+  finish
 fi
 if command -v nvidia-smi > /dev/null; then
   nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,compute_mode --format=csv || true
@@ -93,6 +103,13 @@ devices() {
   [ "${sms:-0}" -gt 0 ]
 }
 section "devices" devices
+# Every later section sizes its partitions from the device's SM count and
+# step: without them (no driver, no device, an unreadable listing) there is
+# nothing to size, so they are skipped rather than run on zero SMs.
+if ! [[ ${sms:-} =~ ^[1-9][0-9]*$ && ${step:-} =~ ^[1-9][0-9]*$ ]]; then
+  summary+=("SKIP  every later section: the devices section listed no device $device")
+  finish
+fi
 # Partition sizes: a quarter, a half and the rest of the device, each
 # rounded down to the partition step.
 round() { echo $(( $1 / step * step )); }
@@ -195,9 +212,4 @@ if command -v ncu > /dev/null; then
   section "library kernels under ncu, imported (tally import-ncu)" ncu_import
 fi
 
-echo "== summary (datasets in $out)"
-printf '%s\n' "${summary[@]}"
-for line in "${summary[@]}"; do
-  [[ $line == FAIL* ]] && exit 1
-done
-exit 0
+finish

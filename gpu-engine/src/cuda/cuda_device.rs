@@ -7,9 +7,11 @@
 //! - A preemptive launch takes a counter-and-flag slot of its job
 //!   ([`SlotRing`]); its stream sets the counter and clears the flag just
 //!   before the kernel (an event marks that point), and copies the counter
-//!   back to pinned host memory after it. A retreat is a 4-byte memset of
-//!   the flag to 1 on the side stream, made to wait for that event so it
-//!   can never land before the launch's own clearing. Why device memory
+//!   back to pinned host memory after it. A retreat is a write of 1 to
+//!   the flag on the side stream (`cuStreamWriteValue32`: a memset may run
+//!   as a kernel, which persistent workers at full occupancy would keep
+//!   from starting; see `TaskSlot::set`), made to wait for that event so
+//!   it can never land before the launch's own clearing. Why device memory
 //!   and not mapped host memory: the variant's leader thread reads the
 //!   flag before every block it takes (`ld.volatile.global`), which for a
 //!   device word is an L2 hit and for a mapped host word a round trip over
@@ -195,7 +197,7 @@ impl CudaDevice {
         if let Some(s) = j.ring.take() {
             return Ok(s);
         }
-        // SAFETY: the side stream is live; only its memsets wait.
+        // SAFETY: the side stream is live; only its retreat writes wait.
         unsafe {
             tally_gpu::cuda::driver::check("cuStreamSynchronize", sys::cuStreamSynchronize(j.side))?
         };

@@ -239,8 +239,9 @@ impl CudaGpu {
             ),
             (
                 "retreat_flag",
-                "device memory, raised by a 4-byte memset on the job's side stream (highest \
-                 priority) ordered after the launch's own clearing of it"
+                "device memory, raised by cuStreamWriteValue32 (a stream memory operation, no \
+                 kernel) on the job's side stream (highest priority) ordered after the \
+                 launch's own clearing of it"
                     .into(),
             ),
             (

@@ -125,12 +125,28 @@ impl TaskSlot {
     }
 
     /// Queue on `stream` a write of `value` to device word `at`.
+    ///
+    /// A stream memory operation (`cuStreamWriteValue32`), not a memset:
+    /// the driver may run a memset as a kernel, which needs a free block
+    /// slot, and a preemptive kernel's persistent workers at full occupancy
+    /// release none until they end, so a retreat written that way could
+    /// land only when the kernel it is meant to stop has finished. A write
+    /// value is executed by the stream's front end, needs no SM, and is
+    /// documented for signalling between streams and kernels (the V2 API,
+    /// available by default since CUDA 11.7; the default flag fences the
+    /// stream's earlier writes before it).
     pub fn set(at: sys::CUdeviceptr, value: u32, stream: sys::CUstream) -> Result<()> {
-        // SAFETY: `at` is a word of a live `TaskSlot`; one 4-byte word.
+        // SAFETY: `at` is a word of a live `TaskSlot` (device memory, not
+        // managed); one 4-byte word.
         unsafe {
             check(
-                "cuMemsetD32Async",
-                sys::cuMemsetD32Async(at, value, 1, stream),
+                "cuStreamWriteValue32",
+                sys::cuStreamWriteValue32_v2(
+                    stream,
+                    at,
+                    value,
+                    sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
+                ),
             )
         }
     }
