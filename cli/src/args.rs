@@ -82,6 +82,13 @@ pub enum Command {
                             tally side-by-side runs/cmp --published my-table.csv --out side.csv --format csv"
     )]
     SideBySide(SideBySideArgs),
+    /// Put the simulator and the predictor beside real GPU-sharing measurements (data/real-contention).
+    #[command(
+        after_help = "Examples:\n  tally real-contention --out runs/real\n  \
+                            tally real-contention --set v100-bandwidth --set v100-l2 --out runs/micro\n  \
+                            tally real-contention --predictor runs/zoo/model.json --out runs/real"
+    )]
+    RealContention(RealContentionArgs),
     /// Transform PTX kernels for slicing and preemption, or check them with ptxas.
     #[command(subcommand)]
     Ptx(PtxCommand),
@@ -253,6 +260,32 @@ pub struct SideBySideArgs {
     /// Where to write side_by_side.csv (one row per pair and policy).
     #[arg(long)]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RealContentionArgs {
+    /// The real sets (the repository's copy, provenance in its README).
+    #[arg(long, default_value = "data/real-contention")]
+    pub data: PathBuf,
+    /// Where to write real_contention.csv and summary.csv.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Only these sets (repeat; default: all).
+    #[arg(long, value_name = "NAME")]
+    pub set: Vec<String>,
+    /// A predictor file trained on the simulated zoo (`tally train`): its
+    /// task-level prediction of every model pair fills the `predicted` column.
+    #[arg(long)]
+    pub predictor: Option<PathBuf>,
+    /// The jobs' host side: eager (the sources ran PyTorch eagerly),
+    /// cuda-graphs or host-ahead (no host time).
+    #[arg(long, default_value = "eager")]
+    pub framework: String,
+    /// Replace an existing real_contention.csv.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -565,6 +598,11 @@ pub struct PredictArgs {
     /// `sim` (noiseless simulated GPU) or `cuda`.
     #[arg(long, requires = "task", default_value = "sim")]
     pub backend: String,
+    /// The tasks' host side: host-ahead (no host time per launch), eager
+    /// (PyTorch eager: each launch costs the host its operator's dispatch,
+    /// so short kernels leave the GPU idle) or cuda-graphs.
+    #[arg(long, requires = "task", default_value = "host-ahead")]
+    pub framework: String,
     /// CUDA device ordinal (--backend cuda).
     #[arg(long, default_value_t = 0)]
     pub device: usize,

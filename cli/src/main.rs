@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         Command::Predict(a) => commands::predict::run(a),
         Command::Run(a) => commands::run::run(a),
         Command::SideBySide(a) => commands::side_by_side::run(a),
+        Command::RealContention(a) => commands::real_contention::run(a),
         Command::Ptx(c) => commands::ptx::run(c),
         Command::Kernels(c) => commands::kernels::run(c),
         Command::ImportNcu(a) => commands::import_ncu::run(a),

@@ -12,7 +12,9 @@
 //! `experiment` (a workload under several policies), `run_output`, the
 //! files of `tally run`, and `published` with `side_by_side`: the
 //! published A100 table and the simulated one beside it; `colocation`,
-//! task latencies under co-location predicted on the same engine. No CUDA
+//! task latencies under co-location predicted on the same engine;
+//! `host_side`, a framework's host time per launch; `real_sets`, the real
+//! measurements of `data/real-contention/` beside the simulator. No CUDA
 //! here: a real-GPU engine lives beside the CUDA code and implements
 //! [`engine::Engine`].
 
@@ -23,12 +25,14 @@ pub mod csv_columns;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod host_side;
 pub mod hp_alone;
 pub mod kernel_config;
 pub mod metrics;
 pub mod outcome;
 pub mod policy;
 pub mod published;
+pub mod real_sets;
 pub mod run_output;
 pub mod runner;
 pub mod side_by_side;

@@ -93,10 +93,12 @@ fn side_by_side(
         Side {
             kernels: a,
             sms: first,
+            launch_interval_us: 0.0,
         },
         Side {
             kernels: b,
             sms: first.after(16),
+            launch_interval_us: 0.0,
         },
     ];
     compose(engine, &sides, iterations).expect("composes")
@@ -147,6 +149,49 @@ fn a_kernel_spanning_two_of_the_others_is_paced_by_each_in_turn() {
     // the two slowdowns (1.5) would say 150.
     assert!((it[0].mean_us - 125.0).abs() < 1e-6, "{it:?}");
     assert!((it[1].mean_us - 100.0).abs() < 1e-6, "{it:?}");
+}
+
+/// A task of `n` copies of kernel `k` whose host issues a launch every
+/// `interval` us, beside kernel `b` looping on its own partition.
+fn launch_bound_pair(interval: f64, slowdown: f64) -> Vec<Iterations> {
+    let gpu = gpu_without_gaps();
+    let a = compute_kernel("a", 8);
+    let b = memory_kernel("b", 8);
+    let mut profiles = KernelProfiles::default();
+    profiles.insert(&a, 8, facts(8, 10.0));
+    profiles.insert(&b, 16, facts(16, 100.0));
+    let mut engine = engine(&gpu, profiles, Table(vec![("a", "b", slowdown)]));
+    let ids_a = register(&mut engine, &[a.clone(), a.clone(), a.clone(), a]);
+    let ids_b = register(&mut engine, std::slice::from_ref(&b));
+    let first = Partition::first(8);
+    let sides = [
+        Side {
+            kernels: &ids_a,
+            sms: first,
+            launch_interval_us: interval,
+        },
+        Side {
+            kernels: &ids_b,
+            sms: first.after(16),
+            launch_interval_us: 0.0,
+        },
+    ];
+    compose(&mut engine, &sides, 3).expect("composes")
+}
+
+#[test]
+fn a_launch_bound_task_lasts_as_long_as_its_host_and_hides_a_slower_gpu() {
+    // Host every 30 us, kernels of 10 us: launch i starts at 30 (i + 1) and
+    // the last ends 10 us later, so 4 launches take 130 us.
+    let alone = launch_bound_pair(30.0, 1.0);
+    assert!((alone[0].mean_us - 130.0).abs() < 1e-6, "{alone:?}");
+    // Twice as slow on the GPU (20 us kernels) still fits in the host's
+    // 30 us: only the last kernel's extra 10 us shows.
+    let slowed = launch_bound_pair(30.0, 2.0);
+    assert!((slowed[0].mean_us - 140.0).abs() < 1e-6, "{slowed:?}");
+    // With the host ahead (no interval) the same slowdown doubles all of it.
+    let gpu_bound = launch_bound_pair(0.0, 2.0);
+    assert!((gpu_bound[0].mean_us - 80.0).abs() < 1e-6, "{gpu_bound:?}");
 }
 
 #[test]

@@ -14,6 +14,7 @@ pub mod predict;
 pub mod predict_tasks;
 pub mod profile;
 pub mod ptx;
+pub mod real_contention;
 pub mod run;
 pub mod shell;
 pub mod side_by_side;

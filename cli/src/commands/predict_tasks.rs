@@ -19,6 +19,7 @@ use tally_sched::colocation::pair_slowdown::{
 use tally_sched::colocation::task_pair::{
     needs, predict_tasks, resolve_splits, Rates, TaskQuery, TaskRow,
 };
+use tally_sched::host_side::Framework;
 use tally_sched::workload::JobSpec;
 
 use crate::args::PredictArgs;
@@ -45,12 +46,14 @@ pub fn run(args: &PredictArgs) -> Result<()> {
         }
         None => file.gpu.clone(),
     };
+    let framework = Framework::parse(&args.framework).context("--framework")?;
     let tasks: Vec<JobSpec> = args
         .task
         .iter()
         .map(|t| {
             let mut task = job(t, None, &gpu).with_context(|| format!("--task `{t}`"))?;
             task.name = task_name(t);
+            task.launch_interval_us = framework.launch_interval_us();
             Ok(task)
         })
         .collect::<Result<_>>()?;

@@ -13,7 +13,9 @@
 //! rather than ignored.
 
 mod bert;
+mod densenet;
 mod gpt2;
+mod inception;
 mod llama;
 mod mobilenet;
 mod name;
@@ -23,6 +25,7 @@ mod pointnet;
 mod resnet;
 mod seq2seq;
 mod transformer;
+mod vgg;
 mod vit;
 mod whisper;
 
@@ -34,7 +37,7 @@ use crate::model::{
 };
 
 /// Every accepted zoo name (`:infer` aliases and `@BATCH` suffixes aside).
-pub const NAMES: [&str; 20] = [
+pub const NAMES: [&str; 28] = [
     "resnet50",
     "resnet50:train",
     "mobilenetv2",
@@ -55,6 +58,14 @@ pub const NAMES: [&str; 20] = [
     "pegasus-x-base:train",
     "pointnet:train",
     "gpt2-large:train",
+    "resnet101",
+    "resnet152",
+    "vgg16",
+    "vgg19",
+    "densenet121",
+    "densenet169",
+    "densenet201",
+    "inception-v3",
 ];
 
 /// Whether and how a parameter applies to a family.
@@ -104,7 +115,7 @@ struct Family {
     build: BuildFn,
 }
 
-const FAMILIES: [Family; 15] = [
+const FAMILIES: [Family; 23] = [
     Family {
         name: "resnet50",
         defaults: resnet::DEFAULTS,
@@ -194,6 +205,54 @@ const FAMILIES: [Family; 15] = [
         defaults: gpt2::LARGE_DEFAULTS,
         variants: Variants::TrainOnly,
         build: gpt2::build_large,
+    },
+    Family {
+        name: "resnet101",
+        defaults: resnet::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: resnet::build_101,
+    },
+    Family {
+        name: "resnet152",
+        defaults: resnet::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: resnet::build_152,
+    },
+    Family {
+        name: "vgg16",
+        defaults: vgg::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: vgg::build_16,
+    },
+    Family {
+        name: "vgg19",
+        defaults: vgg::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: vgg::build_19,
+    },
+    Family {
+        name: "densenet121",
+        defaults: densenet::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: densenet::build_121,
+    },
+    Family {
+        name: "densenet169",
+        defaults: densenet::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: densenet::build_169,
+    },
+    Family {
+        name: "densenet201",
+        defaults: densenet::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: densenet::build_201,
+    },
+    Family {
+        name: "inception-v3",
+        defaults: inception::DEFAULTS,
+        variants: Variants::InferOnly,
+        build: inception::build,
     },
 ];
 

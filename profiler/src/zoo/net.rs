@@ -69,6 +69,16 @@ impl ConvCfg {
     }
 }
 
+/// The output of a `k`x`k` pooling window of `stride` over `x`.
+fn pooled(x: Act, k: u64, stride: u64, pad: u64) -> Act {
+    let out = |d: u64| ((d + 2 * pad).saturating_sub(k)) / stride.max(1) + 1;
+    Act {
+        h: out(x.h),
+        w: out(x.w),
+        ..x
+    }
+}
+
 /// Operator list under construction.
 #[derive(Debug)]
 pub(crate) struct Net {
@@ -172,10 +182,8 @@ impl Net {
         self.push(name, OpKind::Reduction { rows, cols, dtype });
     }
 
-    /// Conv, batch norm and activation as separate launches (eager
-    /// PyTorch). Inference BN is a per-channel scale and shift; training BN
-    /// first reduces batch statistics per channel.
-    pub fn conv_bn(&mut self, name: &str, x: Act, c: ConvCfg) -> Act {
+    /// A convolution alone (no bias, norm or activation); its output.
+    pub fn conv(&mut self, name: &str, x: Act, c: ConvCfg) -> Act {
         let dtype = self.dtype;
         let op = OpKind::Conv2d {
             n: x.n,
@@ -192,22 +200,74 @@ impl Net {
             backend: ConvBackend::Cudnn,
         };
         let (h, w) = op.conv_output().unwrap_or((1, 1));
-        self.push(format!("{name}.conv"), op);
-        let y = Act {
+        self.push(name, op);
+        Act {
             n: x.n,
             c: c.c_out,
             h,
             w,
-        };
-        if self.training() {
-            self.reduction(&format!("{name}.bn_stats"), y.c, y.n * y.h * y.w);
         }
-        self.pointwise(&format!("{name}.bn"), y.elements(), (1, 1), 2);
-        match c.act {
+    }
+
+    /// The activation `act` over `elements` as its own launch.
+    pub fn activation(&mut self, name: &str, elements: u64, act: Activation) {
+        match act {
             Activation::None => {}
-            Activation::Relu => self.pointwise(&format!("{name}.relu"), y.elements(), (1, 1), 1),
-            Activation::Relu6 => self.pointwise(&format!("{name}.relu6"), y.elements(), (1, 1), 2),
+            Activation::Relu => self.pointwise(&format!("{name}.relu"), elements, (1, 1), 1),
+            Activation::Relu6 => self.pointwise(&format!("{name}.relu6"), elements, (1, 1), 2),
         }
+    }
+
+    /// Batch norm over `x` as eager PyTorch runs it: inference BN is a
+    /// per-channel scale and shift; training BN first reduces batch
+    /// statistics per channel.
+    pub fn batch_norm(&mut self, name: &str, x: Act) {
+        if self.training() {
+            self.reduction(&format!("{name}.bn_stats"), x.c, x.n * x.h * x.w);
+        }
+        self.pointwise(&format!("{name}.bn"), x.elements(), (1, 1), 2);
+    }
+
+    /// Conv, batch norm and activation as separate launches (eager
+    /// PyTorch).
+    pub fn conv_bn(&mut self, name: &str, x: Act, c: ConvCfg) -> Act {
+        let y = self.conv(&format!("{name}.conv"), x, c);
+        self.batch_norm(name, y);
+        self.activation(name, y.elements(), c.act);
+        y
+    }
+
+    /// Conv with a bias and its activation (a network without batch norm:
+    /// VGG): cuDNN adds the bias as its own launch after the convolution.
+    pub fn conv_bias(&mut self, name: &str, x: Act, c: ConvCfg) -> Act {
+        let y = self.conv(&format!("{name}.conv"), x, c);
+        self.pointwise(&format!("{name}.bias"), y.elements(), (1, 1), 1);
+        self.activation(name, y.elements(), c.act);
+        y
+    }
+
+    /// A `k`x`k` max pool of stride `stride` (padding `pad`) as CUDA
+    /// PyTorch runs it (`max_pool2d_with_indices`: the int64 index of each
+    /// output is written beside it, four f16 words); its output.
+    pub fn max_pool(&mut self, name: &str, x: Act, k: u64, stride: u64, pad: u64) -> Act {
+        let y = pooled(x, k, stride, pad);
+        self.pointwise(name, y.elements(), (k * k, 5), k * k);
+        y
+    }
+
+    /// A `k`x`k` average pool (one read per window element, one output).
+    pub fn avg_pool(&mut self, name: &str, x: Act, k: u64, stride: u64, pad: u64) -> Act {
+        let y = pooled(x, k, stride, pad);
+        self.pointwise(name, y.elements(), (k * k, 1), k * k);
+        y
+    }
+
+    /// `torch.cat` of `parts` along channels: one launch copying them all.
+    pub fn concat(&mut self, name: &str, parts: &[Act]) -> Act {
+        let first = parts[0];
+        let c = parts.iter().map(|p| p.c).sum();
+        let y = Act { c, ..first };
+        self.pointwise(name, y.elements(), (1, 1), 0);
         y
     }
 

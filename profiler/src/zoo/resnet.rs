@@ -1,7 +1,8 @@
-//! ResNet-50 (v1.5, torchvision): 7x7 stem, max pool, bottleneck stages of
-//! 3-4-6-3 blocks (stride on the 3x3 conv), global average pool and a
-//! 2048 -> 1000 classifier; conv, BN and ReLU as separate eager launches.
-//! Trained with SGD + momentum.
+//! ResNet-50, -101 and -152 (v1.5, torchvision): 7x7 stem, max pool,
+//! bottleneck stages of 3-4-6-3 (50), 3-4-23-3 (101) or 3-8-36-3 (152)
+//! blocks (stride on the 3x3 conv), global average pool and a 2048 -> 1000
+//! classifier; conv, BN and ReLU as separate eager launches. Trained with
+//! SGD + momentum.
 
 use super::net::{Act, Activation, ConvCfg, Net};
 use super::{Defaults, Param};
@@ -13,10 +14,22 @@ pub(crate) const DEFAULTS: Defaults = Defaults {
     kv: Param::Fixed("it has no KV cache"),
 };
 
-/// (blocks, bottleneck width, stride) per stage.
-const STAGES: [(u64, u64, u64); 4] = [(3, 64, 1), (4, 128, 2), (6, 256, 2), (3, 512, 2)];
+/// Bottleneck widths and first strides of the four stages.
+const STAGE_SHAPES: [(u64, u64); 4] = [(64, 1), (128, 2), (256, 2), (512, 2)];
 
 pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    build_with(phase, p, [3, 4, 6, 3])
+}
+
+pub(crate) fn build_101(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    build_with(phase, p, [3, 4, 23, 3])
+}
+
+pub(crate) fn build_152(phase: Phase, p: &ModelParams) -> Vec<Operator> {
+    build_with(phase, p, [3, 8, 36, 3])
+}
+
+fn build_with(phase: Phase, p: &ModelParams, blocks_per_stage: [u64; 4]) -> Vec<Operator> {
     let mut net = Net::new(phase);
     let b = u64::from(p.batch);
     let image = Act::image(b);
@@ -29,7 +42,9 @@ pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
         ..stem
     };
     net.pointwise("maxpool", x.elements(), (4, 5), 9);
-    for (stage, &(blocks, width, stride)) in STAGES.iter().enumerate() {
+    for (stage, (&blocks, &(width, stride))) in
+        blocks_per_stage.iter().zip(&STAGE_SHAPES).enumerate()
+    {
         for block in 0..blocks {
             let prefix = format!("layer{}.{block}", stage + 1);
             let s = if block == 0 { stride } else { 1 };

@@ -5,6 +5,14 @@
 //! such pairs are measured in practice (each side looping over its
 //! requests or steps) and it lets the shorter task see every phase of the
 //! longer one. Works on any [`Engine`].
+//!
+//! A side whose host issues each launch at a cost
+//! (`Side::launch_interval_us`, `JobSpec::launch_interval_us`: a PyTorch
+//! eager job) cannot have kernel `i` of an iteration start before `i + 1`
+//! such intervals have passed since the iteration began, the same rule the
+//! run loop applies (`policy::Job::launch_delay_us`); an iteration begins
+//! when the previous one completes, as a job that synchronises on each
+//! request's output does.
 
 use tally_gpu::Partition;
 
@@ -21,6 +29,9 @@ pub const MIN_ITERATIONS: usize = 3;
 pub struct Side<'a> {
     pub kernels: &'a [KernelId],
     pub sms: Partition,
+    /// Host time to issue one launch, microseconds (0: the host keeps
+    /// ahead of the GPU).
+    pub launch_interval_us: f64,
 }
 
 /// A task's iterations within the window.
@@ -56,7 +67,7 @@ pub fn compose(
             });
         }
         state[job].started_at = start;
-        submit(engine, job, side, 0)?;
+        submit(engine, job, side, 0, start)?;
     }
     let mut done = Vec::new();
     let finished = |state: &[Progress]| state.iter().all(|p| p.count >= min_iterations);
@@ -81,8 +92,8 @@ pub fn compose(
                 p.started_at = time_us;
                 p.next = 0;
             }
-            let next = p.next;
-            submit(engine, job, side, next)?;
+            let (next, origin) = (p.next, p.started_at);
+            submit(engine, job, side, next, origin)?;
         }
         engine.settle(&mut done)?;
     }
@@ -100,8 +111,13 @@ fn submit(
     job: usize,
     side: &Side<'_>,
     index: usize,
+    iteration_start: f64,
 ) -> Result<(), EngineError> {
     let kernel = side.kernels[index];
+    // The host issues launch `index` of the iteration after `index + 1`
+    // intervals; a launch it issued earlier waits only for its predecessor.
+    let issued_at = iteration_start + (index as f64 + 1.0) * side.launch_interval_us.max(0.0);
+    let host_delay_us = (issued_at - engine.now()).max(0.0);
     engine.submit(LaunchRequest {
         job,
         kernel,
@@ -113,7 +129,7 @@ fn submit(
         sms: side.sms,
         priority: 0,
         with_overhead: true,
-        host_delay_us: 0.0,
+        host_delay_us,
     })?;
     Ok(())
 }

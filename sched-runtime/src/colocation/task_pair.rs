@@ -137,9 +137,11 @@ pub fn task_pair(
         }
         let mut engine = rates.engine(gpu);
         let ids = register(&mut engine, if is_a { a } else { b })?;
+        let task = if is_a { a } else { b };
         let side = Side {
             kernels: &ids,
             sms: Partition::first(sms),
+            launch_interval_us: task.launch_interval_us,
         };
         let t = compose(&mut engine, &[side], 1)?[0].mean_us;
         solo.insert((is_a, sms), t);
@@ -155,10 +157,12 @@ pub fn task_pair(
             Side {
                 kernels: &ids_a,
                 sms: part_a,
+                launch_interval_us: a.launch_interval_us,
             },
             Side {
                 kernels: &ids_b,
                 sms: part_a.after(sm_b),
+                launch_interval_us: b.launch_interval_us,
             },
         ];
         let co = compose(&mut engine, &sides, MIN_ITERATIONS)?;
