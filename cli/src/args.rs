@@ -83,11 +83,9 @@ pub enum Command {
     )]
     SideBySide(SideBySideArgs),
     /// Put the simulator and the predictor beside real GPU-sharing measurements (data/real-contention).
-    #[command(
-        after_help = "Examples:\n  tally real-contention --out runs/real\n  \
+    #[command(after_help = "Examples:\n  tally real-contention --out runs/real\n  \
                             tally real-contention --set v100-bandwidth --set v100-l2 --out runs/micro\n  \
-                            tally real-contention --predictor runs/zoo/model.json --out runs/real"
-    )]
+                            tally real-contention --predictor runs/zoo/model.json --out runs/real")]
     RealContention(RealContentionArgs),
     /// Transform PTX kernels for slicing and preemption, or check them with ptxas.
     #[command(subcommand)]

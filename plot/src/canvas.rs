@@ -126,6 +126,27 @@ where
         .map_err(msg)
 }
 
+/// The diagonal `y = x` from `lo` to `hi` of a parity chart: where an
+/// estimate equals what it estimates.
+pub fn draw_diagonal<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    lo: f64,
+    hi: f64,
+) -> DrawResult
+where
+    DB: DrawingBackend + 'a,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(LineSeries::new(
+            vec![(lo, lo), (hi, hi)],
+            BLACK.stroke_width(1),
+        ))
+        .map(|_| ())
+        .map_err(msg)
+}
+
 /// The legend sample of a line series of `color`.
 pub fn legend_line(color: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
     move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3))

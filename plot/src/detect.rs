@@ -1,12 +1,13 @@
 //! Which kind of output a directory holds, from the files the commands
 //! that wrote it leave: a profile dataset (`tally profile`), an eval result
-//! (`tally eval --out`), a `tally run` directory or scripts/tally-table.sh's
-//! output.
+//! (`tally eval --out`), a `tally run` directory, scripts/tally-table.sh's
+//! output or `tally real-contention`'s.
 
 use std::path::Path;
 
 use tally_datasets::{Format, RunDir, TableName};
 use tally_predictor::eval_output::PREDICTIONS_CSV;
+use tally_sched::real_sets::real_output;
 use tally_sched::run_output::{REQUESTS_CSV, SUMMARY_CSV};
 
 use crate::error::{PlotError, Result};
@@ -21,6 +22,8 @@ pub enum DirKind {
     Run,
     /// scripts/tally-table.sh's output: `side_by_side.csv`.
     Table,
+    /// `tally real-contention`'s output: `real_contention.csv`.
+    RealContention,
 }
 
 impl DirKind {
@@ -30,6 +33,7 @@ impl DirKind {
             DirKind::Eval => "eval result",
             DirKind::Run => "tally run",
             DirKind::Table => "tally-table",
+            DirKind::RealContention => "real-contention",
         }
     }
 }
@@ -41,6 +45,9 @@ pub fn detect(dir: &Path) -> Result<DirKind> {
     }
     if dir.join(SIDE_BY_SIDE_CSV).is_file() {
         return Ok(DirKind::Table);
+    }
+    if dir.join(real_output::FILE).is_file() {
+        return Ok(DirKind::RealContention);
     }
     if dir.join(PREDICTIONS_CSV).is_file() {
         return Ok(DirKind::Eval);

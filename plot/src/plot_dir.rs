@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use tally_datasets::Dataset;
 use tally_predictor::eval_output::{read_eval_info, read_predictions, EVAL_JSON, PREDICTIONS_CSV};
+use tally_sched::real_sets::real_output::{self, summarise};
 use tally_sched::run_output::{
     read_requests, read_run_gpu, read_run_title, read_summary, read_timeline, REQUESTS_CSV,
     SUMMARY_CSV, TIMELINE_CSV,
@@ -19,6 +20,7 @@ use crate::figures::eval_error_cdf::ErrorCdf;
 use crate::figures::eval_parity::Parity;
 use crate::figures::heatmap::Heatmap;
 use crate::figures::policy_bars::PolicyBars;
+use crate::figures::real_parity::RealParity;
 use crate::figures::run_latency_cdf::LatencyCdf;
 use crate::figures::scaling::Scaling;
 use crate::figures::slowdown_classes::SlowdownClasses;
@@ -52,6 +54,20 @@ pub fn plot_dir(dir: &Path, out: &Path, format: ImageFormat) -> Result<Plotted> 
         DirKind::Table => {
             let rows = read_side_by_side(&dir.join(SIDE_BY_SIDE_CSV))?;
             vec![render(&TableParity::new(&rows), out, format)?]
+        }
+        DirKind::RealContention => {
+            let path = dir.join(real_output::FILE);
+            let rows = real_output::read_rows(&path)?;
+            if rows.is_empty() {
+                return Err(PlotError::Empty {
+                    path,
+                    msg: "holds no measurement".to_string(),
+                });
+            }
+            summarise(&rows)
+                .iter()
+                .map(|s| render(&RealParity::new(s, &rows), out, format))
+                .collect::<Result<_>>()?
         }
         DirKind::Run => {
             let summary_path = dir.join(SUMMARY_CSV);

@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use tally_predictor::eval_output::{EvalInfo, Prediction};
 
-use crate::canvas::{font, msg, series_color, DrawResult, Figure};
+use crate::canvas::{draw_diagonal, font, msg, series_color, DrawResult, Figure};
 
 /// Points drawn per panel at most (evenly picked beyond that).
 const MAX_POINTS: usize = 4000;
@@ -123,12 +123,7 @@ impl Figure for Parity {
                 .axis_desc_style(font(14))
                 .draw()
                 .map_err(msg)?;
-            chart
-                .draw_series(LineSeries::new(
-                    vec![(lo, lo), (hi, hi)],
-                    BLACK.stroke_width(1),
-                ))
-                .map_err(msg)?;
+            draw_diagonal(&mut chart, lo, hi)?;
             let color = series_color(i);
             chart
                 .draw_series(

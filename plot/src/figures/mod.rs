@@ -6,6 +6,7 @@ pub mod eval_error_cdf;
 pub mod eval_parity;
 pub mod heatmap;
 pub mod policy_bars;
+pub mod real_parity;
 pub mod run_latency_cdf;
 pub mod scaling;
 pub mod slowdown_classes;

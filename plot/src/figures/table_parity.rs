@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use tally_sched::side_by_side::SideRow;
 
-use crate::canvas::{draw_legend, font, msg, series_color, DrawResult, Figure};
+use crate::canvas::{draw_diagonal, draw_legend, font, msg, series_color, DrawResult, Figure};
 
 #[derive(Debug)]
 pub struct TableParity {
@@ -94,12 +94,7 @@ impl TableParity {
             .axis_desc_style(font(17))
             .draw()
             .map_err(msg)?;
-        chart
-            .draw_series(LineSeries::new(
-                vec![(lo, lo), (hi, hi)],
-                BLACK.stroke_width(1),
-            ))
-            .map_err(msg)?;
+        draw_diagonal(&mut chart, lo, hi)?;
         for (i, p) in self.policies.iter().enumerate() {
             let color = series_color(i);
             chart

@@ -29,7 +29,11 @@ fn bn_relu_conv(net: &mut Net, name: &str, x: Act, c: ConvCfg) -> Act {
 fn build_with(phase: Phase, p: &ModelParams, blocks: [u64; 4]) -> Vec<Operator> {
     let mut net = Net::new(phase);
     let b = u64::from(p.batch);
-    let stem = net.conv_bn("features.conv0", Act::image(b), ConvCfg::new(64, 7, 2, Activation::Relu));
+    let stem = net.conv_bn(
+        "features.conv0",
+        Act::image(b),
+        ConvCfg::new(64, 7, 2, Activation::Relu),
+    );
     let mut x = net.max_pool("features.pool0", stem, 3, 2, 1);
     for (i, &layers) in blocks.iter().enumerate() {
         let mut parts = vec![x];
@@ -54,7 +58,12 @@ fn build_with(phase: Phase, p: &ModelParams, blocks: [u64; 4]) -> Vec<Operator> 
         x = net.concat(&format!("features.denseblock{}.out", i + 1), &parts);
         if i + 1 < blocks.len() {
             let name = format!("features.transition{}", i + 1);
-            let y = bn_relu_conv(&mut net, &name, x, ConvCfg::new(x.c / 2, 1, 1, Activation::None));
+            let y = bn_relu_conv(
+                &mut net,
+                &name,
+                x,
+                ConvCfg::new(x.c / 2, 1, 1, Activation::None),
+            );
             x = net.avg_pool(&format!("{name}.pool"), y, 2, 2, 0);
         }
     }

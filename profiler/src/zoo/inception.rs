@@ -66,7 +66,15 @@ fn inception_a(net: &mut Net, name: &str, x: Act, pool_features: u64) -> Act {
     let d = basic(net, &format!("{name}.branch3x3dbl_2"), d, 96, 3, 1, 1);
     let d = basic(net, &format!("{name}.branch3x3dbl_3"), d, 96, 3, 1, 1);
     let p = net.avg_pool(&format!("{name}.branch_pool.avg"), x, 3, 1, 1);
-    let p = basic(net, &format!("{name}.branch_pool"), p, pool_features, 1, 1, 0);
+    let p = basic(
+        net,
+        &format!("{name}.branch_pool"),
+        p,
+        pool_features,
+        1,
+        1,
+        0,
+    );
     net.concat(&format!("{name}.cat"), &[b1, b5, d, p])
 }
 
@@ -140,7 +148,12 @@ pub(crate) fn build(phase: Phase, p: &ModelParams) -> Vec<Operator> {
         x = inception_a(&mut net, name, x, pool);
     }
     x = inception_b(&mut net, "Mixed_6a", x);
-    for (name, c7) in [("Mixed_6b", 128), ("Mixed_6c", 160), ("Mixed_6d", 160), ("Mixed_6e", 192)] {
+    for (name, c7) in [
+        ("Mixed_6b", 128),
+        ("Mixed_6c", 160),
+        ("Mixed_6d", 160),
+        ("Mixed_6e", 192),
+    ] {
         x = inception_c(&mut net, name, x, c7);
     }
     x = inception_d(&mut net, "Mixed_7a", x);

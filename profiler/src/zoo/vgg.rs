@@ -45,7 +45,12 @@ fn build_with(phase: Phase, p: &ModelParams, convs: [u64; 5]) -> Vec<Operator> {
     {
         net.linear(&format!("classifier.{}", 3 * i), b, inputs, outputs);
         if outputs == 4096 {
-            net.pointwise(&format!("classifier.{}.relu", 3 * i + 1), b * outputs, (1, 1), 1);
+            net.pointwise(
+                &format!("classifier.{}.relu", 3 * i + 1),
+                b * outputs,
+                (1, 1),
+                1,
+            );
             net.dropout(&format!("classifier.{}.dropout", 3 * i + 2), b * outputs);
         }
     }

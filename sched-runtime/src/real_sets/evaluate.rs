@@ -134,11 +134,18 @@ pub fn share_sms(gpu: &GpuSpec, pct: u32) -> u32 {
     gpu.partition
         .sizes(gpu.sm_count)
         .into_iter()
-        .min_by(|a, b| (f64::from(*a) - want).abs().total_cmp(&(f64::from(*b) - want).abs()))
+        .min_by(|a, b| {
+            (f64::from(*a) - want)
+                .abs()
+                .total_cmp(&(f64::from(*b) - want).abs())
+        })
         .unwrap_or(gpu.sm_count)
 }
 
-fn register(engine: &mut SimEngine, job: &JobSpec) -> Result<Vec<crate::engine::KernelId>, RunError> {
+fn register(
+    engine: &mut SimEngine,
+    job: &JobSpec,
+) -> Result<Vec<crate::engine::KernelId>, RunError> {
     job.kernels
         .iter()
         .map(|k| engine.add_kernel(k).map_err(RunError::from))
@@ -390,7 +397,7 @@ impl Evaluation<'_> {
     fn muxserve(&self) -> Result<Vec<RealRow>, RunError> {
         let gpu = self.muxserve_gpu;
         let points = read_llama(&self.data.join("MuxServe/llama.json"))?;
-        let full: HashMap<(String, u32, u32, u32), (Option<f64>, Option<f64>)> = points
+        let full: HashMap<PointKey, (Option<f64>, Option<f64>)> = points
             .iter()
             .filter(|p| p.sm_pct == 100)
             .map(|p| {
@@ -402,7 +409,13 @@ impl Evaluation<'_> {
             .collect();
         let mut cache: HashMap<(String, bool, u32, u32, u32), Option<f64>> = HashMap::new();
         let mut latency = |model: &str, phase: LlamaPhase, batch, seq, sms| {
-            let key = (model.to_string(), phase == LlamaPhase::Prefill, batch, seq, sms);
+            let key = (
+                model.to_string(),
+                phase == LlamaPhase::Prefill,
+                batch,
+                seq,
+                sms,
+            );
             if let Some(v) = cache.get(&key) {
                 return Ok::<_, RunError>(*v);
             }
@@ -432,7 +445,13 @@ impl Evaluation<'_> {
                 let (Some(at), Some(at_full)) = (at, at_full) else {
                     continue;
                 };
-                let part = latency(&p.model, phase, p.batch, p.seq_len, share_sms(gpu, p.sm_pct))?;
+                let part = latency(
+                    &p.model,
+                    phase,
+                    p.batch,
+                    p.seq_len,
+                    share_sms(gpu, p.sm_pct),
+                )?;
                 let whole = latency(&p.model, phase, p.batch, p.seq_len, gpu.sm_count)?;
                 out.push(RealRow {
                     set: "muxserve-scaling",
@@ -451,7 +470,9 @@ impl Evaluation<'_> {
 
     fn v100_bandwidth(&self) -> Result<Vec<RealRow>, RunError> {
         let gpu = self.v100;
-        let dir = self.data.join("gpu-util-interference-V100/inter_sm/memory_bandwidth");
+        let dir = self
+            .data
+            .join("gpu-util-interference-V100/inter_sm/memory_bandwidth");
         let runs = read_bandwidth(&dir.join("output.md"))?;
         // From `run_membw_experiment.sh`: 2 GiB, 50 iterations, 50 % each.
         let (bytes, itrs, sms) = (2.0 * GIB, 50.0, share_sms(gpu, 50));
@@ -494,7 +515,9 @@ impl Evaluation<'_> {
 
     fn v100_l2(&self) -> Result<Vec<RealRow>, RunError> {
         let gpu = self.v100;
-        let dir = self.data.join("gpu-util-interference-V100/inter_sm/l2_cache");
+        let dir = self
+            .data
+            .join("gpu-util-interference-V100/inter_sm/l2_cache");
         let points = read_l2(&dir.join("output.md"))?;
         // From `run_l2_experiment.sh`: 40 blocks of 1024 threads, 10,000
         // iterations; the two copies are streams of one process, their
@@ -505,7 +528,13 @@ impl Evaluation<'_> {
         for p in &points {
             let job = JobSpec::gpu_bound(
                 "copy_kernel",
-                vec![copy_kernel(blocks, threads, p.working_set_mb * MIB, itrs, true)],
+                vec![copy_kernel(
+                    blocks,
+                    threads,
+                    p.working_set_mb * MIB,
+                    itrs,
+                    true,
+                )],
             );
             let alone = composed(SimEngine::new(gpu), &[(&job, half)], 1)?[0] / 1e3;
             let both = composed(SimEngine::new(gpu), &[(&job, half), (&job, half)], 1)?[0] / 1e3;
@@ -525,6 +554,9 @@ impl Evaluation<'_> {
         Ok(out)
     }
 }
+
+/// (model, tensor-parallel GPUs, batch, sequence length) of a MuxServe point.
+type PointKey = (String, u32, u32, u32);
 
 const MIB: f64 = 1024.0 * 1024.0;
 const GIB: f64 = 1024.0 * MIB;

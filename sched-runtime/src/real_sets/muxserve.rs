@@ -33,17 +33,18 @@ fn number_key(key: &str, what: &str, at: &str) -> Result<u32, RunError> {
         })
 }
 
-fn object<'a>(
-    v: &'a Value,
-    at: &str,
-) -> Result<&'a serde_json::Map<String, Value>, RunError> {
+fn object<'a>(v: &'a Value, at: &str) -> Result<&'a serde_json::Map<String, Value>, RunError> {
     v.as_object().ok_or_else(|| RunError::Input {
         what: at.to_string(),
         reason: "expected an object".into(),
     })
 }
 
-fn phase_ms(point: &serde_json::Map<String, Value>, phase: &str, at: &str) -> Result<Option<f64>, RunError> {
+fn phase_ms(
+    point: &serde_json::Map<String, Value>,
+    phase: &str,
+    at: &str,
+) -> Result<Option<f64>, RunError> {
     match point.get(phase) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => {

@@ -103,7 +103,10 @@ pub fn read_rows(path: &Path) -> Result<Vec<RealRow>, RunError> {
     for row in table.rows() {
         let name = row.text("set");
         let set = SETS.iter().find(|s| **s == name).ok_or_else(|| {
-            row.error("set", format!("unknown set `{name}` (known: {})", SETS.join(", ")))
+            row.error(
+                "set",
+                format!("unknown set `{name}` (known: {})", SETS.join(", ")),
+            )
         })?;
         out.push(RealRow {
             set,
@@ -190,7 +193,10 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].rows, 1);
         assert!(s[0].predicted.is_none());
-        assert!(s[1].simulated.is_none(), "nothing simulated, nothing scored");
+        assert!(
+            s[1].simulated.is_none(),
+            "nothing simulated, nothing scored"
+        );
     }
 
     #[test]

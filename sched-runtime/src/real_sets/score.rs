@@ -91,7 +91,11 @@ mod tests {
         let s = score(&real, &real);
         assert_eq!(s.mape, 0.0);
         assert!((s.pearson_r.unwrap() - 1.0).abs() < 1e-12);
-        assert_eq!(pearson(&real, &[1.0; 4]), None, "a constant has no correlation");
+        assert_eq!(
+            pearson(&real, &[1.0; 4]),
+            None,
+            "a constant has no correlation"
+        );
     }
 
     #[test]

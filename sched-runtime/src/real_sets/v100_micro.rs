@@ -75,7 +75,13 @@ pub fn read_bandwidth(path: &Path) -> Result<Vec<BandwidthRun>, RunError> {
         } else if line.contains("Average achieved bandwidth is") {
             let gib = number_after(line, "Average achieved bandwidth is")
                 .filter(|v| v.is_finite() && *v > 0.0)
-                .ok_or_else(|| bad(&shown, i + 1, "expected `Average achieved bandwidth is X GB/S`"))?;
+                .ok_or_else(|| {
+                    bad(
+                        &shown,
+                        i + 1,
+                        "expected `Average achieved bandwidth is X GB/S`",
+                    )
+                })?;
             let (blocks, threads) = config
                 .ok_or_else(|| bad(&shown, i + 1, "a bandwidth before any `Launch Config`"))?;
             out.push(BandwidthRun {
@@ -111,7 +117,11 @@ pub fn read_l2(path: &Path) -> Result<Vec<L2Point>, RunError> {
             let colocated = number_after(line, "Avg colocated time is")
                 .ok_or_else(|| bad(&shown, i + 1, "expected `Avg colocated time is X ms`"))?;
             let (Some(working_set_mb), Some(alone_ms)) = (size, alone.take()) else {
-                return Err(bad(&shown, i + 1, "a colocated time before its size and alone time"));
+                return Err(bad(
+                    &shown,
+                    i + 1,
+                    "a colocated time before its size and alone time",
+                ));
             };
             out.push(L2Point {
                 working_set_mb,
@@ -163,6 +173,13 @@ mod tests {
         )
         .unwrap();
         let p = read_l2(f.path()).unwrap();
-        assert_eq!(p, [L2Point { working_set_mb: 1.0, alone_ms: 8.86653, colocated_ms: 14.4232 }]);
+        assert_eq!(
+            p,
+            [L2Point {
+                working_set_mb: 1.0,
+                alone_ms: 8.86653,
+                colocated_ms: 14.4232
+            }]
+        );
     }
 }
