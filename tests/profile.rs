@@ -246,3 +246,22 @@ fn cuda_backend_is_a_clear_error() {
     );
     assert!(!dir.path().join("r").exists(), "nothing written");
 }
+
+/// FP32 attention is PyTorch's memory-efficient kernel, which fits a V100:
+/// BERT-large at sequence 512 and an FP32 training step profile there.
+#[test]
+fn fp32_attention_profiles_on_a_v100() {
+    for model in ["bert-large:infer-fp32", "bert-base:train-fp32"] {
+        let dir = tempfile::tempdir().unwrap();
+        profile_into(
+            dir.path(),
+            &["--model", model, "--seq", "512", "--gpu", "v100", "--pairs", "5"],
+        );
+        let (_, ops) = read_csv(&dir.path().join("ops.csv"));
+        assert!(
+            ops.iter().any(|r| r[2].contains("fmha_cutlass")),
+            "{model}: no memory-efficient attention kernel"
+        );
+        assert!(ops.iter().all(|r| !r[2].contains("flash_fwd_f32")));
+    }
+}

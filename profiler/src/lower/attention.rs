@@ -3,6 +3,15 @@
 //! single-token queries (split-KV kernel + combine), and the backward pass
 //! (dot(dO, O) preprocess, the fused backward kernel with fp32 dQ
 //! accumulation, the dQ conversion, and the GQA dK/dV group sum).
+//!
+//! FP32 attention is never flash attention: PyTorch's
+//! `scaled_dot_product_attention` dispatch admits the flash kernel for
+//! fp16 / bf16 only, and takes the memory-efficient kernel (the cutlass
+//! `fmha_cutlassF_f32_aligned_64x64_rf` family, 64 queries and 64 keys per
+//! step, one stage, on the SIMT pipe) for FP32 on every architecture from
+//! sm_50 (`sdp_utils.cpp`: `check_tensor_dtype` for flash, the
+//! mem-efficient kernel's sm50-sm90 dtype lists). Its tiles fit every
+//! preset's shared memory; the flash tile would not on a V100 at FP32.
 
 use tally_gpu::{Dim3, KernelKind, KernelSpec, MemoryUse, Work};
 
@@ -12,6 +21,8 @@ use crate::model::Dtype;
 
 /// Query rows per forward CTA (and key rows per backward CTA).
 const Q_TILE: f64 = 128.0;
+/// Query rows per CTA of the FP32 memory-efficient kernel.
+const MEM_EFFICIENT_Q_TILE: f64 = 64.0;
 /// Key/value rows per inner-loop step.
 const KV_TILE: f64 = 64.0;
 /// Keys per flash-decoding split.
@@ -58,10 +69,10 @@ impl AttnShape {
     }
     /// Key rows read per head over all query tiles (each tile re-reads the
     /// keys it can see; causal tiles stop at the diagonal).
-    fn kv_rows_read(&self) -> f64 {
-        let tiles = ceil_div(self.q, Q_TILE);
+    fn kv_rows_read_with(&self, q_tile: f64) -> f64 {
+        let tiles = ceil_div(self.q, q_tile);
         if self.causal {
-            tiles * (self.kv - self.q) + Q_TILE * tiles * (tiles - 1.0) / 2.0 + self.q
+            tiles * (self.kv - self.q) + q_tile * tiles * (tiles - 1.0) / 2.0 + self.q
         } else {
             tiles * self.kv
         }
@@ -95,25 +106,33 @@ pub(crate) fn lower_attention(name: &str, a: AttnShape) -> Vec<KernelSpec> {
         return decode(name, a);
     }
     let e = a.e();
-    let warps = if a.d <= 128.0 { 4.0 } else { 8.0 };
-    let stages = if a.d <= 64.0 { 2.0 } else { 1.0 };
-    let q_tiles = ceil_div(a.q, Q_TILE);
-    let kv_reads = a.bh() * a.kv_rows_read() * a.d * e * 2.0;
+    let flash = a.dtype.uses_tensor_cores();
+    let warps = if a.d <= 128.0 || !flash { 4.0 } else { 8.0 };
+    let stages = if a.d <= 64.0 && flash { 2.0 } else { 1.0 };
+    let q_tile = if flash { Q_TILE } else { MEM_EFFICIENT_Q_TILE };
+    let q_tiles = ceil_div(a.q, q_tile);
+    let kv_rows = a.kv_rows_read_with(q_tile);
+    let kv_reads = a.bh() * kv_rows * a.d * e * 2.0;
     let lse = a.bh() * a.q * 4.0;
     let mut work = a.softmax_work(1.0);
     a.products(&mut work, 4.0 * a.bh() * a.scores() * a.d);
-    work.other_warp_insts = a.bh() * ceil_div(a.kv_rows_read(), KV_TILE) * warps * 16.0;
+    work.other_warp_insts = a.bh() * ceil_div(kv_rows, KV_TILE) * warps * 16.0;
+    let name = if flash {
+        format!("{name}/flash_fwd_{}_hdim{}", a.dtype, a.d)
+    } else {
+        format!("{name}/fmha_cutlassF_f32_aligned_64x64_rf_hdim{}", a.d)
+    };
     let traffic = a.q_bytes() + kv_reads + a.q_bytes() + lse;
     let pairs = a.batch * a.kv_heads;
     vec![kernel(
-        format!("{name}/flash_fwd_{}_hdim{}", a.dtype, a.d),
+        name,
         KernelKind::Attention,
         Launch {
             grid: Dim3::new(dim(q_tiles), dim_yz(a.heads), dim_yz(a.batch)),
             threads: (warps * 32.0) as u32,
             regs: if a.d > 64.0 { 255 } else { 192 },
             smem_static: 0,
-            smem_dynamic: smem((Q_TILE + 2.0 * KV_TILE) * a.d * e * stages),
+            smem_dynamic: smem((q_tile + 2.0 * KV_TILE) * a.d * e * stages),
         },
         work,
         MemoryUse {
@@ -182,9 +201,12 @@ fn decode(name: &str, a: AttnShape) -> Vec<KernelSpec> {
 /// Flash-attention-2 backward: ~2.5x the forward tensor FLOPs (recompute
 /// S and P, then dV, dP, dS, dQ, dK), one CTA per 128-key tile re-reading
 /// the queries and output gradients it sees and accumulating dQ in fp32
-/// with atomics in L2.
+/// with atomics in L2. FP32 runs the memory-efficient backward instead
+/// (module docs): 64-key tiles, so its shared memory fits every preset.
 pub(crate) fn lower_attention_backward(name: &str, a: AttnShape) -> Vec<KernelSpec> {
     let e = a.e();
+    let flash = a.dtype.uses_tensor_cores();
+    let k_tile = if flash { Q_TILE } else { MEM_EFFICIENT_Q_TILE };
     let bhq = a.bh() * a.q;
     let mut out = vec![rowwise_kernel(
         format!("{name}/flash_bwd_dot_do_o"),
@@ -196,7 +218,7 @@ pub(crate) fn lower_attention_backward(name: &str, a: AttnShape) -> Vec<KernelSp
             ..RowPass::read_once(bhq, a.d, e)
         },
     )];
-    let kv_tiles = ceil_div(a.kv, Q_TILE);
+    let kv_tiles = ceil_div(a.kv, k_tile);
     let visible = a.scores() / (a.q * a.kv);
     let q_rows_read = a.bh() * (kv_tiles * a.q * visible).max(a.q);
     let dq_acc = bhq * a.d * 4.0;
@@ -208,15 +230,20 @@ pub(crate) fn lower_attention_backward(name: &str, a: AttnShape) -> Vec<KernelSp
     a.products(&mut work, 2.5 * 4.0 * a.bh() * a.scores() * a.d);
     work.other_warp_insts = a.bh() * kv_tiles * ceil_div(a.q * visible, KV_TILE) * 8.0 * 24.0;
     let per_head = a.q * a.d * (2.0 * e + 4.0);
+    let kernel_name = if flash {
+        format!("{name}/flash_bwd_{}_hdim{}", a.dtype, a.d)
+    } else {
+        format!("{name}/fmha_cutlassB_f32_aligned_64x64_k{}", a.d)
+    };
     out.push(kernel(
-        format!("{name}/flash_bwd_{}_hdim{}", a.dtype, a.d),
+        kernel_name,
         KernelKind::Attention,
         Launch {
             grid: Dim3::new(dim(kv_tiles), dim_yz(a.heads), dim_yz(a.batch)),
             threads: 256,
             regs: 255,
             smem_static: 0,
-            smem_dynamic: smem((2.0 * Q_TILE + 3.0 * KV_TILE) * a.d * e),
+            smem_dynamic: smem((2.0 * k_tile + 3.0 * KV_TILE) * a.d * e),
         },
         work,
         MemoryUse {
@@ -301,6 +328,40 @@ mod tests {
         assert!((causal.work.fmul / full.work.fmul - 0.5).abs() < 0.001);
         assert!(causal.memory.l2_bytes < full.memory.l2_bytes);
         causal.validate().unwrap();
+    }
+
+    #[test]
+    fn fp32_attention_is_the_memory_efficient_kernel_and_fits_a_v100() {
+        let shape = AttnShape {
+            batch: 1.0,
+            heads: 16.0,
+            kv_heads: 16.0,
+            q: 512.0,
+            kv: 512.0,
+            d: 64.0,
+            causal: false,
+            dtype: Dtype::F32,
+        };
+        let v100_smem = 96 * 1024;
+        let mut kernels = lower_attention("attn", shape);
+        kernels.extend(lower_attention_backward("attn.bwd", shape));
+        for k in &kernels {
+            assert!(!k.name.contains("flash"), "{}", k.name);
+            assert!(
+                k.shared_mem_per_block() <= v100_smem,
+                "{}: {}",
+                k.name,
+                k.shared_mem_per_block()
+            );
+        }
+        let half = lower_attention(
+            "attn",
+            AttnShape {
+                dtype: Dtype::F16,
+                ..shape
+            },
+        );
+        assert!(half[0].name.contains("flash_fwd"), "{}", half[0].name);
     }
 
     #[test]
