@@ -255,7 +255,9 @@ fn fp32_attention_profiles_on_a_v100() {
         let dir = tempfile::tempdir().unwrap();
         profile_into(
             dir.path(),
-            &["--model", model, "--seq", "512", "--gpu", "v100", "--pairs", "5"],
+            &[
+                "--model", model, "--seq", "512", "--gpu", "v100", "--pairs", "5",
+            ],
         );
         let (_, ops) = read_csv(&dir.path().join("ops.csv"));
         assert!(

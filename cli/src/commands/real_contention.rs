@@ -16,8 +16,10 @@ use tally_profiler::zoo;
 use tally_sched::colocation::pair_slowdown::PredictorPairs;
 use tally_sched::error::RunError;
 use tally_sched::host_side::Framework;
+use tally_sched::real_sets::few_shot::few_shot;
 use tally_sched::real_sets::real_output::{
-    summarise, write_rows, write_summary, SetSummary, FILE, SUMMARY_FILE, SUMMARY_HEADER,
+    few_shot_cells, summarise, write_few_shot, write_rows, write_summary, SetSummary,
+    FEW_SHOT_FILE, FEW_SHOT_HEADER, FILE, SUMMARY_FILE, SUMMARY_HEADER,
 };
 use tally_sched::real_sets::{Evaluation, JobSource, LlamaPhase, Predicted, SETS};
 use tally_sched::workload::JobSpec;
@@ -158,6 +160,18 @@ pub fn run(args: &RealContentionArgs) -> Result<()> {
     write_rows(&out_file, &rows)?;
     write_summary(&args.out.join(SUMMARY_FILE), &summary)?;
     print_summary(args, &summary)?;
+    if args.predictor.is_some() && summary.iter().any(|s| s.set == "gpulet-pairs") {
+        let figures = few_shot(&rows)?;
+        write_few_shot(&args.out.join(FEW_SHOT_FILE), &figures)?;
+        println!("\ngpulet-pairs, the predictor corrected by K measured sides of each model pair:");
+        let mut table = Table::new(&FEW_SHOT_HEADER);
+        for f in &figures {
+            table.push(few_shot_cells(f));
+        }
+        let mut stdout = std::io::stdout().lock();
+        table.write(args.output.format, &mut stdout)?;
+        stdout.flush()?;
+    }
     Ok(())
 }
 

@@ -1,12 +1,14 @@
 //! `real_contention.csv`: one row per real measurement,
 //! `set,case,real,simulated,predicted` (an estimate left empty where none
 //! applies), and each set's scores. This module owns the file: its writer,
-//! its reader (for `tally plot`) and the per-set summary.
+//! its reader (for `tally plot`), the per-set summary (`summary.csv`) and
+//! the few-shot figures (`few_shot.csv`).
 
 use std::io::Write;
 use std::path::Path;
 
 use super::evaluate::{RealRow, SETS};
+use super::few_shot::FewShot;
 use super::score::{constant_mape, score, Score};
 use crate::csv_columns::CsvColumns;
 use crate::error::RunError;
@@ -16,6 +18,12 @@ pub const FILE: &str = "real_contention.csv";
 
 /// The per-set scores' file beside it.
 pub const SUMMARY_FILE: &str = "summary.csv";
+
+/// The few-shot figures' file (with a predictor only).
+pub const FEW_SHOT_FILE: &str = "few_shot.csv";
+
+/// Columns of [`FEW_SHOT_FILE`], one row per K.
+pub const FEW_SHOT_HEADER: [&str; 3] = ["k", "held_out_rows", "mape_pct"];
 
 /// Columns of [`SUMMARY_FILE`], one row per set.
 pub const SUMMARY_HEADER: [&str; 9] = [
@@ -42,26 +50,20 @@ fn io(path: &Path, e: impl std::fmt::Display) -> RunError {
 /// Write `rows` to `path` whole (a temporary file renamed into place, so a
 /// reader never sees half of it).
 pub fn write_rows(path: &Path, rows: &[RealRow]) -> Result<(), RunError> {
-    let tmp = path.with_extension("csv.tmp");
-    {
-        let file = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
-        let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-        w.write_record(HEADER).map_err(|e| io(&tmp, e))?;
-        let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.6}"));
-        for r in rows {
-            w.write_record([
+    let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.6}"));
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
                 r.set.to_string(),
                 r.case.clone(),
                 format!("{:.6}", r.real),
                 cell(r.simulated),
                 cell(r.predicted),
-            ])
-            .map_err(|e| io(&tmp, e))?;
-        }
-        let mut inner = w.into_inner().map_err(|e| io(&tmp, e))?;
-        inner.flush().map_err(|e| io(&tmp, e))?;
-    }
-    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+            ]
+        })
+        .collect();
+    write_table(path, &HEADER, &cells)
 }
 
 impl SetSummary {
@@ -80,20 +82,42 @@ impl SetSummary {
     }
 }
 
-/// Write the per-set scores to `path` whole.
-pub fn write_summary(path: &Path, summary: &[SetSummary]) -> Result<(), RunError> {
+/// Write `header` and `rows` to `path` whole (a temporary file renamed
+/// into place).
+fn write_table(path: &Path, header: &[&str], rows: &[Vec<String>]) -> Result<(), RunError> {
     let tmp = path.with_extension("csv.tmp");
     {
         let file = std::fs::File::create(&tmp).map_err(|e| io(&tmp, e))?;
         let mut w = csv::Writer::from_writer(std::io::BufWriter::new(file));
-        w.write_record(SUMMARY_HEADER).map_err(|e| io(&tmp, e))?;
-        for s in summary {
-            w.write_record(s.cells()).map_err(|e| io(&tmp, e))?;
+        w.write_record(header).map_err(|e| io(&tmp, e))?;
+        for r in rows {
+            w.write_record(r).map_err(|e| io(&tmp, e))?;
         }
         let mut inner = w.into_inner().map_err(|e| io(&tmp, e))?;
         inner.flush().map_err(|e| io(&tmp, e))?;
     }
     std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+}
+
+/// Write the per-set scores to `path` whole.
+pub fn write_summary(path: &Path, summary: &[SetSummary]) -> Result<(), RunError> {
+    let rows: Vec<Vec<String>> = summary.iter().map(SetSummary::cells).collect();
+    write_table(path, &SUMMARY_HEADER, &rows)
+}
+
+/// The row of [`FEW_SHOT_HEADER`] for one K.
+pub fn few_shot_cells(f: &FewShot) -> Vec<String> {
+    vec![
+        f.k.to_string(),
+        f.rows.to_string(),
+        format!("{:.2}", f.mape),
+    ]
+}
+
+/// Write the few-shot figures to `path` whole.
+pub fn write_few_shot(path: &Path, figures: &[FewShot]) -> Result<(), RunError> {
+    let rows: Vec<Vec<String>> = figures.iter().map(few_shot_cells).collect();
+    write_table(path, &FEW_SHOT_HEADER, &rows)
 }
 
 /// Read a file [`write_rows`] wrote.
