@@ -346,7 +346,9 @@ mod tests {
         let mut kernels = lower_attention("attn", shape);
         kernels.extend(lower_attention_backward("attn.bwd", shape));
         for k in &kernels {
-            assert!(!k.name.contains("flash"), "{}", k.name);
+            if k.kind == KernelKind::Attention {
+                assert!(!k.name.contains("flash"), "{}", k.name);
+            }
             assert!(
                 k.shared_mem_per_block() <= v100_smem,
                 "{}: {}",
