@@ -14,19 +14,23 @@
 //!   engine (`colocation::compose`) with the job's host side
 //!   (`JobSpec::launch_interval_us`, set by the [`JobSource`]); a pair
 //!   composes both jobs on their SMs until each has run three iterations.
-//! - **V100 microbenchmarks** are the benchmark's own kernel
-//!   (`micro_sim.rs`).
+//! - **V100 microbenchmarks** are the benchmark's own `copy_kernel`
+//!   (`gpu_util_bench_lib/kernels.cu` of the source repository): a
+//!   grid-stride float copy, one 4-byte load and one store per thread per
+//!   element, `in` and `out` each `num_bytes`, looped `itrs` times inside
+//!   one launch; the bandwidth figure is `2 x itrs x num_bytes / 2^30` over
+//!   the seconds, as the program prints it.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use tally_gpu::{Backend, GpuSpec, Partition};
+use tally_gpu::{Backend, Dim3, GpuSpec, KernelKind, KernelSpec, MemoryUse, Partition, Work};
 use tally_predictor::CounterSubset;
 
 use super::gpulet::{read_pairs, read_solo, SoloIndex};
-use super::micro_sim;
 use super::muxserve::read_llama;
+use super::v100_micro::{read_bandwidth, read_l2};
 use crate::colocation::compose::{compose, Side, MIN_ITERATIONS};
 use crate::colocation::kernel_profiles::{KernelProfiles, Need};
 use crate::colocation::pair_slowdown::PairSlowdown;
@@ -150,7 +154,7 @@ fn register(
 
 /// `jobs[i]` on `sms[i]` (consecutive partitions) on `engine` until each
 /// ran `iterations`; each one's mean iteration, microseconds.
-pub(super) fn composed(
+fn composed(
     mut engine: SimEngine,
     jobs: &[(&JobSpec, u32)],
     iterations: usize,
@@ -275,10 +279,10 @@ impl Evaluation<'_> {
             rows.extend(self.muxserve()?);
         }
         if want("v100-bandwidth") {
-            rows.extend(micro_sim::v100_bandwidth(self.data, self.v100)?);
+            rows.extend(self.v100_bandwidth()?);
         }
         if want("v100-l2") {
-            rows.extend(micro_sim::v100_l2(self.data, self.v100)?);
+            rows.extend(self.v100_l2()?);
         }
         Ok(rows)
     }
@@ -463,7 +467,135 @@ impl Evaluation<'_> {
         }
         Ok(out)
     }
+
+    fn v100_bandwidth(&self) -> Result<Vec<RealRow>, RunError> {
+        let gpu = self.v100;
+        let dir = self
+            .data
+            .join("gpu-util-interference-V100/inter_sm/memory_bandwidth");
+        let runs = read_bandwidth(&dir.join("output.md"))?;
+        // From `run_membw_experiment.sh`: 2 GiB, 50 iterations, 50 % each.
+        let (bytes, itrs, sms) = (2.0 * GIB, 50.0, share_sms(gpu, 50));
+        let mut out = Vec::new();
+        let mut by_config: Vec<(u32, u32, bool, Vec<f64>)> = Vec::new();
+        for r in &runs {
+            match by_config
+                .iter_mut()
+                .find(|c| (c.0, c.1, c.2) == (r.blocks, r.threads, r.paired))
+            {
+                Some(c) => c.3.push(r.gib_per_s),
+                None => by_config.push((r.blocks, r.threads, r.paired, vec![r.gib_per_s])),
+            }
+        }
+        for (blocks, threads, paired, values) in by_config {
+            let real = values.iter().sum::<f64>() / values.len() as f64;
+            let job = JobSpec::gpu_bound(
+                "copy_kernel",
+                vec![copy_kernel(blocks, threads, bytes, itrs, false)],
+            );
+            let us = if paired {
+                composed(SimEngine::new(gpu), &[(&job, sms), (&job, sms)], 1)?[0]
+            } else {
+                composed(SimEngine::new(gpu), &[(&job, sms)], 1)?[0]
+            };
+            let gib_per_s = 2.0 * itrs * bytes / GIB / (us / 1e6);
+            out.push(RealRow {
+                set: "v100-bandwidth",
+                case: format!(
+                    "{blocks}x{threads} {} GiB/s",
+                    if paired { "each of two" } else { "alone" }
+                ),
+                real,
+                simulated: Some(gib_per_s),
+                predicted: None,
+            });
+        }
+        Ok(out)
+    }
+
+    fn v100_l2(&self) -> Result<Vec<RealRow>, RunError> {
+        let gpu = self.v100;
+        let dir = self
+            .data
+            .join("gpu-util-interference-V100/inter_sm/l2_cache");
+        let points = read_l2(&dir.join("output.md"))?;
+        // From `run_l2_experiment.sh`: 40 blocks of 1024 threads, 10,000
+        // iterations; the two copies are streams of one process, their
+        // blocks on disjoint SMs (one block per SM each).
+        let (blocks, threads, itrs) = (40, 1024, 10_000.0);
+        let half = gpu.sm_count / 2;
+        let mut out = Vec::new();
+        for p in &points {
+            let job = JobSpec::gpu_bound(
+                "copy_kernel",
+                vec![copy_kernel(
+                    blocks,
+                    threads,
+                    p.working_set_mb * MIB,
+                    itrs,
+                    true,
+                )],
+            );
+            let alone = composed(SimEngine::new(gpu), &[(&job, half)], 1)?[0] / 1e3;
+            let both = composed(SimEngine::new(gpu), &[(&job, half), (&job, half)], 1)?[0] / 1e3;
+            for (what, real, simulated) in [
+                ("alone", p.alone_ms, alone),
+                ("colocated", p.colocated_ms, both),
+            ] {
+                out.push(RealRow {
+                    set: "v100-l2",
+                    case: format!("{} MB {what} ms", p.working_set_mb),
+                    real,
+                    simulated: Some(simulated),
+                    predicted: None,
+                });
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// (model, tensor-parallel GPUs, batch, sequence length) of a MuxServe point.
 type PointKey = (String, u32, u32, u32);
+
+const MIB: f64 = 1024.0 * 1024.0;
+const GIB: f64 = 1024.0 * MIB;
+
+/// The benchmark's `copy_kernel`: `out[i] = in[i]` over `bytes` of floats
+/// with a grid stride, `itrs` times in one launch. Each thread has one
+/// 4-byte load in flight (the store depends on it, and `in` and `out` may
+/// alias, so the compiler cannot hoist the next load): 128 bytes per warp.
+/// Where the two buffers fit in L2 (`reuse`), only the first pass reads
+/// DRAM; otherwise every pass streams from it.
+fn copy_kernel(blocks: u32, threads: u32, bytes: f64, itrs: f64, reuse: bool) -> KernelSpec {
+    let elements = bytes / 4.0;
+    let traffic = 2.0 * bytes * itrs;
+    let (dram_read, dram_write, working_set) = if reuse {
+        (bytes, bytes, 2.0 * bytes)
+    } else {
+        (bytes * itrs, bytes * itrs, 0.0)
+    };
+    KernelSpec {
+        name: "copy_kernel".into(),
+        kind: KernelKind::Copy,
+        grid: Dim3::linear(blocks),
+        block: Dim3::linear(threads),
+        registers_per_thread: 16,
+        shared_mem_static: 0,
+        shared_mem_dynamic: 0,
+        work: Work {
+            // Per element and warp: the load, the store, the index
+            // update, the compare and the branch.
+            other_warp_insts: 5.0 * elements * itrs / 32.0,
+            ..Work::default()
+        },
+        memory: MemoryUse {
+            l1_bytes: traffic,
+            l2_bytes: traffic,
+            dram_read_bytes: dram_read,
+            dram_write_bytes: dram_write,
+            l2_working_set: working_set,
+            inflight_bytes_per_warp: 128.0,
+        },
+    }
+}

@@ -3,8 +3,7 @@
 //! and the predictor beside them: `tally real-contention`.
 //!
 //! `gpulet.rs`, `muxserve.rs` and `v100_micro.rs` own the sources' file
-//! formats; `evaluate.rs` simulates every measured case (`micro_sim.rs`
-//! the V100 microbenchmarks' kernel); `few_shot.rs`
+//! formats; `evaluate.rs` simulates every measured case; `few_shot.rs`
 //! scores the predictor corrected by K measured sides of each model pair;
 //! `score.rs` scores
 //! a set (MAPE, Pearson r, the best constant's MAPE); `real_output.rs`
@@ -13,7 +12,6 @@
 pub mod evaluate;
 pub mod few_shot;
 pub mod gpulet;
-mod micro_sim;
 pub mod muxserve;
 pub mod real_output;
 pub mod score;
