@@ -2,7 +2,7 @@
 # The simulator and the predictor beside real GPU-sharing measurements
 # (data/real-contention, provenance in its README): the figures of the
 # real-contention section of docs/fidelity.md.
-#   scripts/real-contention.sh [OUT_DIR]
+#   [SHARING=mps|green-context|full] scripts/real-contention.sh [OUT_DIR]
 # 1. profiles every zoo model on the simulated a100-40gb (Gpulet's GPU is
 #    compute capability 8.0) and trains a predictor on them, skipping what
 #    OUT_DIR already holds;
@@ -26,6 +26,7 @@ for model in $($tally models --format csv | tail -n +2 | cut -d, -f1); do
 done
 [ -f "$out/zoo/model.json" ] || $tally train "${data[@]}" --out "$out/zoo/model.json" > /dev/null
 echo "== tally real-contention (predictor trained on $(( ${#data[@]} / 2 )) simulated zoo datasets)"
-$tally real-contention --predictor "$out/zoo/model.json" --out "$out" --force
+$tally real-contention --predictor "$out/zoo/model.json" --out "$out" --force \
+  --sharing "${SHARING:-mps}"
 $tally plot "$out" -o "$out/figures" > /dev/null
 echo "wrote $out/real_contention.csv, $out/summary.csv, $out/figures"

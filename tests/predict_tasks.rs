@@ -252,8 +252,8 @@ fn bad_inputs_exit_2_naming_them() {
         &["no-such-model"],
     );
     fails_with(
-        predict(&t.model).args(pair).args(["--sm", "100,100"]),
-        &["--sm 100,100"],
+        predict(&t.model).args(pair).args(["--sm", "96,96"]),
+        &["--sm 96,96"],
     );
     fails_with(predict(&t.model).args(pair).args(["--sm", "66"]), &["66"]);
     fails_with(
@@ -293,5 +293,52 @@ fn bad_inputs_exit_2_naming_them() {
             .args(["--sm", "64,64", "--measured"])
             .arg(&measured),
         &["measured.csv:2", "resnet50"],
+    );
+}
+
+/// `--sharing`: MPS shares that fit the GPU together land on disjoint SMs
+/// (the green-context figures), shares that overlap are allowed under MPS
+/// only and slow both tasks more, full sharing is one whole-GPU split.
+#[test]
+fn sharing_places_the_tasks_as_each_mechanism_does() {
+    let t = trained();
+    let rows_for = |extra: &[&str]| {
+        csv_of(
+            predict(&t.model)
+                .args(["--task", "bert-base:infer", "--task", "bert-base:train"])
+                .args(extra)
+                .args(["--format", "csv"]),
+        )
+    };
+    let slowdowns = |(h, rows): &(Vec<String>, Vec<csv::StringRecord>)| {
+        rows.iter()
+            .map(|r| num(r, h, "slowdown"))
+            .collect::<Vec<f64>>()
+    };
+    let green = rows_for(&["--sm", "64,64"]);
+    let mps = rows_for(&["--sm", "64,64", "--sharing", "mps"]);
+    assert_eq!(slowdowns(&green), slowdowns(&mps));
+    let overlap = rows_for(&["--sm", "96,96", "--sharing", "mps"]);
+    let full = rows_for(&["--sharing", "full"]);
+    for r in &full.1 {
+        assert_eq!(num(r, &full.0, "sm_count"), 132.0);
+        assert_eq!(num(r, &full.0, "partner_sm_count"), 132.0);
+    }
+    for (o, g) in slowdowns(&overlap).iter().zip(slowdowns(&green)) {
+        assert!(*o > g, "overlapping MPS shares {o} against disjoint {g}");
+    }
+    let both = || {
+        let mut cmd = predict(&t.model);
+        cmd.args(["--task", "bert-base:infer", "--task", "bert-base:train"]);
+        cmd
+    };
+    fails_with(both().args(["--sm", "96,96"]), &["--sm 96,96"]);
+    fails_with(
+        both().args(["--sm", "64,64", "--sharing", "full"]),
+        &["--sharing full"],
+    );
+    fails_with(
+        both().args(["--sharing", "streams"]),
+        &["--sharing", "green-context, mps, full"],
     );
 }

@@ -281,6 +281,11 @@ pub struct RealContentionArgs {
     /// cuda-graphs or host-ahead (no host time).
     #[arg(long, default_value = "eager")]
     pub framework: String,
+    /// How the Gpulet and MuxServe shares sit on the SMs: mps (each job
+    /// capped at its share of SMs, any SMs, as the sources ran),
+    /// green-context (disjoint partitions) or full.
+    #[arg(long, default_value = "mps")]
+    pub sharing: String,
     /// Replace an existing real_contention.csv.
     #[arg(long)]
     pub force: bool,
@@ -601,6 +606,12 @@ pub struct PredictArgs {
     /// so short kernels leave the GPU idle) or cuda-graphs.
     #[arg(long, requires = "task", default_value = "host-ahead")]
     pub framework: String,
+    /// With --task: how the two tasks share the SMs. green-context (each on
+    /// its own SMs), mps (each capped at its share, on any SMs, so blocks of
+    /// both may share an SM; shares may sum past the GPU) or full (both on
+    /// every SM; no --sm).
+    #[arg(long, requires = "task", default_value = "green-context")]
+    pub sharing: String,
     /// CUDA device ordinal (--backend cuda).
     #[arg(long, default_value_t = 0)]
     pub device: usize,

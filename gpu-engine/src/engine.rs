@@ -252,6 +252,14 @@ impl<D: Device> Engine for DeviceEngine<D> {
 
     fn submit(&mut self, req: LaunchRequest) -> Result<LaunchId, EngineError> {
         self.whole_gpu_only(req.kernel, req.sms)?;
+        if let Some(cap) = req.max_sms {
+            // An SM cap is a per-client MPS setting, fixed when the client
+            // starts: one process cannot set it per launch.
+            return Err(self.bad(
+                req.kernel,
+                format!("at most {cap} SMs at once: an MPS share, which one process cannot set per launch"),
+            ));
+        }
         let (spec_blocks, standin) = {
             let info = self.info(req.kernel);
             (info.spec.blocks().max(1), info.standin_blocks())

@@ -59,6 +59,7 @@ fn request(e: &DeviceEngine<ModelDevice>, k: tally_sched::engine::KernelId) -> L
         priority: 0,
         with_overhead: true,
         host_delay_us: 0.0,
+        max_sms: None,
     }
 }
 

@@ -11,6 +11,7 @@ mod occupancy;
 mod partition;
 pub mod rng;
 mod roofline;
+mod sharing;
 pub mod sim;
 mod spec;
 pub mod split_check;
@@ -22,5 +23,6 @@ pub use kernel::{named_launch_id, Dim3, KernelKind, KernelSpec, MemoryUse, Work}
 pub use occupancy::{Occupancy, OccupancyLimiter};
 pub use partition::Partition;
 pub use roofline::{bound, knee, Bound};
+pub use sharing::{Placement, Sharing};
 pub use sim::SimBackend;
 pub use spec::{GpuSpec, PartitionRule, AUTO, PRESET_NAMES};

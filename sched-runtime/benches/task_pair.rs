@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tally_gpu::sim::SimBackend;
-use tally_gpu::GpuSpec;
+use tally_gpu::{GpuSpec, Sharing};
 use tally_predictor::train::{train, TrainRequest};
 use tally_predictor::RuntimePredictor;
 use tally_profiler::campaign;
@@ -50,7 +50,7 @@ fn bench(c: &mut Criterion) {
                 profiles: Arc::new(profiles),
                 pairs: pairs.clone(),
             };
-            task_pair(&gpu, &a, &b, &splits, &rates).expect("predicts")
+            task_pair(&gpu, &a, &b, &splits, &rates, Sharing::GreenContext).expect("predicts")
         })
     });
     group.finish();

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use tally_gpu::{GpuSpec, KernelSpec, Partition};
+use tally_gpu::{GpuSpec, KernelSpec, Partition, Sharing};
 use tally_predictor::SideProfile;
 use tally_sched::colocation::compose::{compose, Iterations, Side};
 use tally_sched::colocation::kernel_profiles::KernelProfiles;
@@ -93,11 +93,13 @@ fn side_by_side(
         Side {
             kernels: a,
             sms: first,
+            max_sms: None,
             launch_interval_us: 0.0,
         },
         Side {
             kernels: b,
             sms: first.after(16),
+            max_sms: None,
             launch_interval_us: 0.0,
         },
     ];
@@ -168,11 +170,13 @@ fn launch_bound_pair(interval: f64, slowdown: f64) -> Vec<Iterations> {
         Side {
             kernels: &ids_a,
             sms: first,
+            max_sms: None,
             launch_interval_us: interval,
         },
         Side {
             kernels: &ids_b,
             sms: first.after(16),
+            max_sms: None,
             launch_interval_us: 0.0,
         },
     ];
@@ -209,7 +213,7 @@ fn the_best_split_minimises_the_larger_slowdown() {
         profiles: Arc::new(profiles),
         pairs: Arc::new(Table(vec![("a", "b", 1.5), ("b", "a", 1.2)])),
     };
-    let rows = task_pair(&gpu, &a, &b, &splits, &rates).expect("predicts");
+    let rows = task_pair(&gpu, &a, &b, &splits, &rates, Sharing::GreenContext).expect("predicts");
     assert_eq!(rows.len(), 3);
     for r in &rows {
         assert!((r.solo_a_us - 100.0).abs() < 1e-6 && (r.solo_b_us - 100.0).abs() < 1e-6);
@@ -228,7 +232,8 @@ fn a_kernel_without_a_profile_is_an_error_naming_it() {
         profiles: Arc::new(KernelProfiles::default()),
         pairs: Arc::new(ScalingOnly),
     };
-    let err = task_pair(&gpu, &a, &b, &[(28, 80)], &rates).expect_err("no profile");
+    let err = task_pair(&gpu, &a, &b, &[(28, 80)], &rates, Sharing::GreenContext)
+        .expect_err("no profile");
     assert!(err.to_string().contains("lonely"), "{err}");
 }
 
@@ -267,7 +272,7 @@ proptest! {
             profiles: Arc::new(profiles),
             pairs: Arc::new(ScalingOnly),
         };
-        let rows = task_pair(&gpu, &a, &b, &[(sa, sb)], &rates).expect("predicts");
+        let rows = task_pair(&gpu, &a, &b, &[(sa, sb)], &rates, Sharing::GreenContext).expect("predicts");
         let r = rows[0];
         prop_assert!((r.co_a_us / r.solo_a_us - 1.0).abs() < 1e-9, "{r:?}");
         prop_assert!((r.co_b_us / r.solo_b_us - 1.0).abs() < 1e-9, "{r:?}");

@@ -37,6 +37,7 @@ fn request(
         priority,
         with_overhead: false,
         host_delay_us: 0.0,
+        max_sms: None,
     }
 }
 

@@ -46,7 +46,7 @@ proptest! {
                 job: 1, kernel: other, first_block: 0, blocks: 20_000,
                 workers_per_sm: None, preemptible: false,
                 max_workers: None,
-                sms: Partition::whole(&gpu), priority: 0, with_overhead: true, host_delay_us: 0.0,
+                sms: Partition::whole(&gpu), priority: 0, with_overhead: true, host_delay_us: 0.0, max_sms: None,
             }).unwrap();
         }
         let mut out = Vec::new();
@@ -58,7 +58,7 @@ proptest! {
                     job: 0, kernel: k, first_block: progress, blocks: u64::from(b) - progress,
                     workers_per_sm: Some(workers), preemptible: true,
                     max_workers: None,
-                    sms: Partition::whole(&gpu), priority: 1, with_overhead: true, host_delay_us: 0.0,
+                    sms: Partition::whole(&gpu), priority: 1, with_overhead: true, host_delay_us: 0.0, max_sms: None,
                 }).unwrap();
                 let t = engine.now() + cut.next().unwrap();
                 engine.advance_to(t, &mut out).unwrap();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use tally_gpu::cuda::TimingConfig;
-use tally_gpu::{Backend, BackendKind, BackendOptions, GpuSpec, SimBackend};
+use tally_gpu::{Backend, BackendKind, BackendOptions, GpuSpec, Sharing, SimBackend};
 use tally_kernels::open_backend;
 use tally_predictor::PredictorFile;
 use tally_sched::colocation::kernel_profiles::{KernelProfiles, Need};
@@ -57,7 +57,12 @@ pub fn run(args: &PredictArgs) -> Result<()> {
             Ok(task)
         })
         .collect::<Result<_>>()?;
-    let splits = resolve_splits(&gpu, &parse_splits(&args.sm)?)?;
+    let sharing: Sharing = args
+        .sharing
+        .parse()
+        .map_err(anyhow::Error::msg)
+        .context("--sharing")?;
+    let splits = resolve_splits(&gpu, &parse_splits(&args.sm)?, sharing)?;
     let names: Vec<&str> = args.methods.split(',').map(str::trim).collect();
     let pairs_of = |name: &str| -> Result<Option<Arc<dyn PairSlowdown>>> {
         Ok(match name {
@@ -107,6 +112,7 @@ pub fn run(args: &PredictArgs) -> Result<()> {
         }),
         measured: &measured,
         corrected_method: "predictor",
+        sharing,
     })?;
     print_rows(args, &rows)?;
     if args.versus_sim {

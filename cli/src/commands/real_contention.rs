@@ -9,7 +9,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use tally_gpu::{GpuSpec, SimBackend};
+use tally_gpu::{GpuSpec, Sharing, SimBackend};
 use tally_predictor::PredictorFile;
 use tally_profiler::model::ParamsOverride;
 use tally_profiler::zoo;
@@ -98,6 +98,11 @@ fn preset(name: &str) -> Result<GpuSpec> {
 
 pub fn run(args: &RealContentionArgs) -> Result<()> {
     let framework = Framework::parse(&args.framework).context("--framework")?;
+    let sharing: Sharing = args
+        .sharing
+        .parse()
+        .map_err(anyhow::Error::msg)
+        .context("--sharing")?;
     let sets: Vec<&'static str> = if args.set.is_empty() {
         SETS.to_vec()
     } else {
@@ -152,6 +157,7 @@ pub fn run(args: &RealContentionArgs) -> Result<()> {
         jobs: &jobs,
         predicted,
         sets,
+        sharing,
     }
     .run()?;
     std::fs::create_dir_all(&args.out)

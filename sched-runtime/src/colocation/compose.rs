@@ -29,6 +29,9 @@ pub const MIN_ITERATIONS: usize = 3;
 pub struct Side<'a> {
     pub kernels: &'a [KernelId],
     pub sms: Partition,
+    /// At most this many SMs of `sms` hold its blocks at once (an MPS
+    /// share, `tally_gpu::Sharing::Mps`).
+    pub max_sms: Option<u32>,
     /// Host time to issue one launch, microseconds (0: the host keeps
     /// ahead of the GPU).
     pub launch_interval_us: f64,
@@ -130,6 +133,7 @@ fn submit(
         priority: 0,
         with_overhead: true,
         host_delay_us,
+        max_sms: side.max_sms,
     })?;
     Ok(())
 }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use tally_gpu::{GpuSpec, Partition};
+use tally_gpu::{GpuSpec, Partition, Sharing};
 use tally_predictor::predict::allowed_splits;
 
 use super::compose::{compose, Side, MIN_ITERATIONS};
@@ -75,20 +75,54 @@ impl SplitLatency {
     }
 }
 
-/// The splits `splits` if each is legal on `gpu` (both sizes partition
-/// sizes, together within the GPU), or every split the GPU allows.
-pub fn resolve_splits(gpu: &GpuSpec, splits: &[(u32, u32)]) -> Result<Vec<(u32, u32)>, RunError> {
-    if splits.is_empty() {
-        return Ok(allowed_splits(gpu));
-    }
-    for &(a, b) in splits {
-        let first = Partition::first(a);
-        let bad = |e: String| RunError::Input {
-            what: format!("--sm {a},{b}"),
-            reason: e,
-        };
-        first.check(gpu).map_err(|e| bad(e.to_string()))?;
-        first.after(b).check(gpu).map_err(|e| bad(e.to_string()))?;
+/// The splits `splits` if each is legal on `gpu` under `sharing`, or
+/// every split the GPU allows. Green-context shares are partition sizes
+/// that fit the GPU together; MPS shares are each a partition size and may
+/// together exceed the GPU (MPS lets percentages sum past 100, and the
+/// clients then share SMs); full sharing has one split, the whole GPU for
+/// each task (the only one it accepts).
+pub fn resolve_splits(
+    gpu: &GpuSpec,
+    splits: &[(u32, u32)],
+    sharing: Sharing,
+) -> Result<Vec<(u32, u32)>, RunError> {
+    let bad = |a: u32, b: u32, e: String| RunError::Input {
+        what: format!("--sm {a},{b}"),
+        reason: e,
+    };
+    match sharing {
+        Sharing::Full => {
+            let whole = (gpu.sm_count, gpu.sm_count);
+            if let Some(&(a, b)) = splits.iter().find(|&&s| s != whole) {
+                return Err(bad(
+                    a,
+                    b,
+                    "with --sharing full every task may use every SM; a split has no meaning"
+                        .into(),
+                ));
+            }
+            return Ok(vec![whole]);
+        }
+        _ if splits.is_empty() => return Ok(allowed_splits(gpu)),
+        Sharing::GreenContext => {
+            for &(a, b) in splits {
+                let first = Partition::first(a);
+                first.check(gpu).map_err(|e| bad(a, b, e.to_string()))?;
+                first
+                    .after(b)
+                    .check(gpu)
+                    .map_err(|e| bad(a, b, e.to_string()))?;
+            }
+        }
+        Sharing::Mps => {
+            for &(a, b) in splits {
+                for n in [a, b] {
+                    Partition::first(n)
+                        .check(gpu)
+                        .map_err(|e| bad(a, b, e.to_string()))?;
+                }
+            }
+        }
     }
     Ok(splits.to_vec())
 }
@@ -121,14 +155,17 @@ fn register(engine: &mut SimEngine, task: &JobSpec) -> Result<Vec<KernelId>, Run
         .collect()
 }
 
-/// Tasks `a` (first `sm_a` SMs) and `b` (the next `sm_b`) at each split,
-/// paced by `rates` on `gpu`.
+/// Tasks `a` (share `sm_a`) and `b` (share `sm_b`) at each split, placed
+/// by `sharing` (green contexts: the first `sm_a` SMs and the next
+/// `sm_b`), paced by `rates` on `gpu`. Each task alone runs on its share
+/// placed the same way.
 pub fn task_pair(
     gpu: &GpuSpec,
     a: &JobSpec,
     b: &JobSpec,
     splits: &[(u32, u32)],
     rates: &Rates,
+    sharing: Sharing,
 ) -> Result<Vec<SplitLatency>, RunError> {
     let mut solo: HashMap<(bool, u32), f64> = HashMap::new();
     let mut solo_us = |is_a: bool, sms: u32| -> Result<f64, RunError> {
@@ -138,9 +175,11 @@ pub fn task_pair(
         let mut engine = rates.engine(gpu);
         let ids = register(&mut engine, if is_a { a } else { b })?;
         let task = if is_a { a } else { b };
+        let place = sharing.placements(gpu, &[sms])[0];
         let side = Side {
             kernels: &ids,
-            sms: Partition::first(sms),
+            sms: place.sms,
+            max_sms: place.max_sms,
             launch_interval_us: task.launch_interval_us,
         };
         let t = compose(&mut engine, &[side], 1)?[0].mean_us;
@@ -152,16 +191,18 @@ pub fn task_pair(
         let mut engine = rates.engine(gpu);
         let ids_a = register(&mut engine, a)?;
         let ids_b = register(&mut engine, b)?;
-        let part_a = Partition::first(sm_a);
+        let place = sharing.placements(gpu, &[sm_a, sm_b]);
         let sides = [
             Side {
                 kernels: &ids_a,
-                sms: part_a,
+                sms: place[0].sms,
+                max_sms: place[0].max_sms,
                 launch_interval_us: a.launch_interval_us,
             },
             Side {
                 kernels: &ids_b,
-                sms: part_a.after(sm_b),
+                sms: place[1].sms,
+                max_sms: place[1].max_sms,
                 launch_interval_us: b.launch_interval_us,
             },
         ];
@@ -225,12 +266,14 @@ pub struct TaskQuery<'a> {
     /// `corrected_method`.
     pub measured: &'a [MeasuredRow],
     pub corrected_method: &'a str,
+    /// How the tasks share the SMs.
+    pub sharing: Sharing,
 }
 
 /// Rows for every pair of tasks, method and split.
 pub fn predict_tasks(query: &TaskQuery<'_>) -> Result<Vec<TaskRow>, RunError> {
     let gpu = query.gpu;
-    let splits = resolve_splits(gpu, &query.splits)?;
+    let splits = resolve_splits(gpu, &query.splits, query.sharing)?;
     let task_named = |name: &str, at: &str| {
         query
             .tasks
@@ -269,7 +312,7 @@ pub fn predict_tasks(query: &TaskQuery<'_>) -> Result<Vec<TaskRow>, RunError> {
                             r.sm_count, gpu.name
                         ),
                     })?;
-                Ok(task_pair(gpu, task, partner, &[split], rates)?[0].co_a_us)
+                Ok(task_pair(gpu, task, partner, &[split], rates, query.sharing)?[0].co_a_us)
             },
             gpu.sm_count,
         )?),
@@ -279,11 +322,11 @@ pub fn predict_tasks(query: &TaskQuery<'_>) -> Result<Vec<TaskRow>, RunError> {
     for (i, a) in query.tasks.iter().enumerate() {
         for b in &query.tasks[i + 1..] {
             let reference = match &query.reference {
-                Some(rates) => Some(task_pair(gpu, a, b, &splits, rates)?),
+                Some(rates) => Some(task_pair(gpu, a, b, &splits, rates, query.sharing)?),
                 None => None,
             };
             for rates in &query.methods {
-                let lat = task_pair(gpu, a, b, &splits, rates)?;
+                let lat = task_pair(gpu, a, b, &splits, rates, query.sharing)?;
                 let best = best_split(&lat);
                 let fix = correction
                     .as_ref()

@@ -34,6 +34,7 @@ pub fn time_alone(
             priority: 0,
             with_overhead: true,
             host_delay_us: 0.0,
+            max_sms: None,
         })?;
         out.clear();
         while out.is_empty() {

@@ -82,6 +82,7 @@ fn request(
         priority: 0,
         with_overhead: true,
         host_delay_us: 0.0,
+        max_sms: None,
     }
 }
 

@@ -31,6 +31,10 @@ pub struct LaunchRequest {
     /// Whether `Engine::retreat` may stop it (preemptive PTB).
     pub preemptible: bool,
     pub sms: Partition,
+    /// At most this many SMs of `sms` hold its blocks at once, chosen as
+    /// blocks are placed (an MPS client's active thread percentage,
+    /// `tally_gpu::Sharing::Mps`); `None`: any SM of the range.
+    pub max_sms: Option<u32>,
     /// Higher first when SMs free up; equal priorities go in launch order.
     pub priority: u8,
     /// Add the launch overhead before its blocks may start.

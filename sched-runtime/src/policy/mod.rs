@@ -147,6 +147,7 @@ impl Ctx<'_> {
             priority: plan.priority,
             with_overhead: true,
             host_delay_us: job.launch_delay_us(self.engine.now(), self.forward_us),
+            max_sms: None,
         })?;
         self.jobs[j].in_flight = Some(InFlight {
             launch,

@@ -3,13 +3,15 @@
 //! measurement, `simulated` empty where the zoo has no model for it.
 //!
 //! How each set is simulated:
-//! - **Shares.** An MPS share of p % is read as the first
-//!   `p / 100 x SMs` SMs, rounded to the nearest partition the GPU allows
-//!   (the MPS guide defines the limit as that fraction of the SMs; the
-//!   rounding to the GPU's allocation steps is ours), and a Gpulet
-//!   co-runner, whose share is not recorded, as the remaining SMs (Gpulet
-//!   splits a GPU as (p, 100 - p)). Both run on disjoint SMs, the
-//!   green-context reading of MPS.
+//! - **Shares.** An MPS share of p % is `p / 100 x SMs` SMs, rounded to
+//!   the nearest partition size the GPU allows (the MPS guide defines the
+//!   limit as that fraction of the SMs; the rounding to the GPU's
+//!   allocation steps is ours), and a Gpulet co-runner, whose share is not
+//!   recorded, `100 - p` % (Gpulet splits a GPU as (p, 100 - p)). The
+//!   shares are placed by [`Evaluation::sharing`]: under `mps` (the
+//!   command's default, as the sources ran) each job may hold at most its
+//!   share of SMs at once, any SMs (`tally_gpu::Sharing`); under
+//!   `green-context` the shares are disjoint partitions.
 //! - **Latency** of a job is one iteration composed on the block-level
 //!   engine (`colocation::compose`) with the job's host side
 //!   (`JobSpec::launch_interval_us`, set by the [`JobSource`]); a pair
@@ -25,7 +27,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use tally_gpu::{Backend, Dim3, GpuSpec, KernelKind, KernelSpec, MemoryUse, Partition, Work};
+use tally_gpu::{Backend, Dim3, GpuSpec, KernelKind, KernelSpec, MemoryUse, Sharing, Work};
 use tally_predictor::CounterSubset;
 
 use super::gpulet::{read_pairs, read_solo, SoloIndex};
@@ -114,6 +116,9 @@ pub struct Evaluation<'a> {
     pub predicted: Option<Predicted<'a>>,
     /// Names from [`SETS`].
     pub sets: Vec<&'static str>,
+    /// How the Gpulet and MuxServe sets' MPS shares are placed (the V100
+    /// microbenchmarks ran on disjoint SMs and keep them).
+    pub sharing: Sharing,
 }
 
 impl std::fmt::Debug for Evaluation<'_> {
@@ -152,10 +157,13 @@ fn register(
         .collect()
 }
 
-/// `jobs[i]` on `sms[i]` (consecutive partitions) on `engine` until each
-/// ran `iterations`; each one's mean iteration, microseconds.
+/// `jobs[i]` on its share `jobs[i].1` placed by `sharing` on `gpu`, on
+/// `engine`, until each ran `iterations`; each one's mean iteration,
+/// microseconds.
 fn composed(
     mut engine: SimEngine,
+    gpu: &GpuSpec,
+    sharing: Sharing,
     jobs: &[(&JobSpec, u32)],
     iterations: usize,
 ) -> Result<Vec<f64>, RunError> {
@@ -163,17 +171,16 @@ fn composed(
         .iter()
         .map(|(j, _)| register(&mut engine, j))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut next = Partition::first(0);
+    let shares: Vec<u32> = jobs.iter().map(|(_, sms)| *sms).collect();
     let sides: Vec<Side<'_>> = jobs
         .iter()
         .zip(&ids)
-        .map(|((job, sms), ids)| {
-            next = next.after(*sms);
-            Side {
-                kernels: ids,
-                sms: next,
-                launch_interval_us: job.launch_interval_us,
-            }
+        .zip(sharing.placements(gpu, &shares))
+        .map(|(((job, _), ids), place)| Side {
+            kernels: ids,
+            sms: place.sms,
+            max_sms: place.max_sms,
+            launch_interval_us: job.launch_interval_us,
         })
         .collect();
     Ok(compose(&mut engine, &sides, iterations)?
@@ -210,11 +217,12 @@ impl SoloCache {
         job: &JobSpec,
         sms: u32,
         engine: impl FnOnce() -> SimEngine,
+        placed: (&GpuSpec, Sharing),
     ) -> Result<f64, RunError> {
         if let Some(&t) = self.0.get(&(key.to_string(), sms)) {
             return Ok(t);
         }
-        let t = composed(engine(), &[(job, sms)], 1)?[0];
+        let t = composed(engine(), placed.0, placed.1, &[(job, sms)], 1)?[0];
         self.0.insert((key.to_string(), sms), t);
         Ok(t)
     }
@@ -241,7 +249,13 @@ impl Evaluation<'_> {
                 let mut solo_at = |pct: u32| -> Result<Option<f64>, RunError> {
                     match &job {
                         Some(j) => Ok(Some(
-                            sim.get(&key, j, share_sms(gpu, pct), || SimEngine::new(gpu))? / 1e3,
+                            sim.get(
+                                &key,
+                                j,
+                                share_sms(gpu, pct),
+                                || SimEngine::new(gpu),
+                                (gpu, self.sharing),
+                            )? / 1e3,
                         )),
                         None => Ok(None),
                     }
@@ -367,14 +381,31 @@ impl Evaluation<'_> {
                 (Some(v), Some(c)) => {
                     let key = format!("{}@{}", r.victim, r.batch);
                     let pair = [(&v, v_sms), (&c, c_sms)];
-                    let co_sim = composed(SimEngine::new(gpu), &pair, MIN_ITERATIONS)?[0];
-                    let alone = solo_sim.get(&key, &v, v_sms, || SimEngine::new(gpu))?;
+                    let co_sim = composed(
+                        SimEngine::new(gpu),
+                        gpu,
+                        self.sharing,
+                        &pair,
+                        MIN_ITERATIONS,
+                    )?[0];
+                    let alone = solo_sim.get(
+                        &key,
+                        &v,
+                        v_sms,
+                        || SimEngine::new(gpu),
+                        (gpu, self.sharing),
+                    )?;
                     let predicted = match predicted_engine() {
                         Some(engine) => {
-                            let co_pred = composed(engine, &pair, MIN_ITERATIONS)?[0];
-                            let alone = solo_pred.get(&key, &v, v_sms, || {
-                                predicted_engine().expect("a predictor")
-                            })?;
+                            let co_pred =
+                                composed(engine, gpu, self.sharing, &pair, MIN_ITERATIONS)?[0];
+                            let alone = solo_pred.get(
+                                &key,
+                                &v,
+                                v_sms,
+                                || predicted_engine().expect("a predictor"),
+                                (gpu, self.sharing),
+                            )?;
                             Some(co_pred / alone)
                         }
                         None => None,
@@ -420,7 +451,9 @@ impl Evaluation<'_> {
                 return Ok::<_, RunError>(*v);
             }
             let v = match self.jobs.llama(model, phase, batch, seq)? {
-                Some(job) => Some(composed(SimEngine::new(gpu), &[(&job, sms)], 1)?[0]),
+                Some(job) => {
+                    Some(composed(SimEngine::new(gpu), gpu, self.sharing, &[(&job, sms)], 1)?[0])
+                }
                 None => None,
             };
             cache.insert(key, v);
@@ -494,9 +527,21 @@ impl Evaluation<'_> {
                 vec![copy_kernel(blocks, threads, bytes, itrs, false)],
             );
             let us = if paired {
-                composed(SimEngine::new(gpu), &[(&job, sms), (&job, sms)], 1)?[0]
+                composed(
+                    SimEngine::new(gpu),
+                    gpu,
+                    Sharing::GreenContext,
+                    &[(&job, sms), (&job, sms)],
+                    1,
+                )?[0]
             } else {
-                composed(SimEngine::new(gpu), &[(&job, sms)], 1)?[0]
+                composed(
+                    SimEngine::new(gpu),
+                    gpu,
+                    Sharing::GreenContext,
+                    &[(&job, sms)],
+                    1,
+                )?[0]
             };
             let gib_per_s = 2.0 * itrs * bytes / GIB / (us / 1e6);
             out.push(RealRow {
@@ -536,8 +581,17 @@ impl Evaluation<'_> {
                     true,
                 )],
             );
-            let alone = composed(SimEngine::new(gpu), &[(&job, half)], 1)?[0] / 1e3;
-            let both = composed(SimEngine::new(gpu), &[(&job, half), (&job, half)], 1)?[0] / 1e3;
+            let alone = composed(
+                SimEngine::new(gpu),
+                gpu,
+                Sharing::GreenContext,
+                &[(&job, half)],
+                1,
+            )?[0]
+                / 1e3;
+            let pair = [(&job, half), (&job, half)];
+            let both =
+                composed(SimEngine::new(gpu), gpu, Sharing::GreenContext, &pair, 1)?[0] / 1e3;
             for (what, real, simulated) in [
                 ("alone", p.alone_ms, alone),
                 ("colocated", p.colocated_ms, both),

@@ -12,6 +12,12 @@
 //! ResNet-50 the two are equal (2.20x, 2.18x) because the artifact's
 //! ResNet-50 runs per-sample GEMMs of few blocks (`-nocudnn`), not
 //! many-wave grids.
+//!
+//! A launch capped at `max_sms` (an MPS client's share,
+//! `tally_gpu::Sharing`) keeps placing on the SMs it holds and takes new
+//! ones only while it holds fewer than its cap, those with the most room
+//! first (the block scheduler picks an SM by its free resources), so two
+//! capped clients whose caps fit the GPU together end on disjoint SMs.
 
 use super::residency::{level_fill, Seg};
 use super::{Cohort, SimEngine, MAX_COHORTS_PER_LAUNCH};
@@ -82,14 +88,54 @@ impl SimEngine {
         let info = &self.kernels[l.req.kernel.0 as usize];
         let (bps, share) = (info.blocks_per_sm, info.share);
         let per_sm_cap = l.req.workers_per_sm.map_or(bps, |w| w.min(bps));
-        let first_sm = l.req.sms.first_sm;
+        let (first_sm, end) = (l.req.sms.first_sm, l.req.sms.first_sm + l.req.sms.sm_count);
         fits.clear();
-        self.residency.fits(
-            first_sm,
-            first_sm + l.req.sms.sm_count,
-            |sm| sm.fit_for(s, bps, per_sm_cap),
-            fits,
-        );
+        match l.req.max_sms {
+            None => self
+                .residency
+                .fits(first_sm, end, |sm| sm.fit_for(s, bps, per_sm_cap), fits),
+            Some(cap) => {
+                // The SMs it already holds, then as many new ones as the
+                // cap leaves, those with the most room first (an idle SM
+                // before one another client's blocks half fill).
+                self.residency.fits(
+                    first_sm,
+                    end,
+                    |sm| {
+                        if sm.holds(s) {
+                            sm.fit_for(s, bps, per_sm_cap)
+                        } else {
+                            0
+                        }
+                    },
+                    fits,
+                );
+                let mut fresh = Vec::new();
+                self.residency.fits(
+                    first_sm,
+                    end,
+                    |sm| {
+                        if sm.holds(s) {
+                            0
+                        } else {
+                            sm.fit_for(s, bps, per_sm_cap)
+                        }
+                    },
+                    &mut fresh,
+                );
+                fresh.sort_by(|a, b| b.n.cmp(&a.n).then(a.first.cmp(&b.first)));
+                let mut allowed = cap.saturating_sub(l.active_sms);
+                for mut seg in fresh {
+                    if allowed == 0 {
+                        break;
+                    }
+                    seg.count = seg.count.min(allowed);
+                    allowed -= seg.count;
+                    fits.push(seg);
+                }
+                fits.sort_by_key(|seg| seg.first);
+            }
+        }
         let placed = level_fill(fits, want);
         if placed == 0 {
             return;

@@ -445,6 +445,14 @@ impl Engine for SimEngine {
                 info.spec.blocks()
             )));
         }
+        if let Some(cap) = req.max_sms {
+            if cap == 0 || cap > req.sms.sm_count {
+                return Err(bad(format!(
+                    "at most {cap} SMs at once: expected 1 to the range's {} SMs",
+                    req.sms.sm_count
+                )));
+            }
+        }
         if req.workers_per_sm == Some(0) {
             return Err(bad("zero persistent workers per SM".into()));
         }

@@ -52,7 +52,11 @@ impl SimEngine {
                     sm_count: active,
                     blocks_per_sm: l.resident.div_ceil(active),
                 },
-                if by_partition { l.req.sms.sm_count } else { 0 },
+                if by_partition {
+                    l.req.max_sms.unwrap_or(l.req.sms.sm_count)
+                } else {
+                    0
+                },
             );
         }
         let unsorted = key.items;

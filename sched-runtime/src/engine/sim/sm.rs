@@ -50,6 +50,11 @@ impl Sm {
         self.fit(blocks_per_sm).min(per_sm_cap.saturating_sub(mine))
     }
 
+    /// Whether the launch in `slot` has blocks here.
+    pub fn holds(&self, slot: usize) -> bool {
+        self.resident.iter().any(|r| r.slot == slot)
+    }
+
     fn recompute_used(&mut self) {
         self.used = self
             .resident
