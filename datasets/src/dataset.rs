@@ -160,6 +160,40 @@ impl Dataset {
     }
 }
 
+impl Dataset {
+    /// Read every run in `dirs`, refusing one given twice: the same
+    /// directory, or a copy of one (the same `run.json`, timestamps
+    /// included). Training or scoring on a dataset twice counts its pairs
+    /// twice and lets copies of one pair sit on both sides of a validation
+    /// split.
+    pub fn read_distinct(dirs: &[impl AsRef<Path>]) -> Result<Vec<Dataset>> {
+        let mut out: Vec<Dataset> = Vec::with_capacity(dirs.len());
+        let mut canonical = Vec::with_capacity(dirs.len());
+        for dir in dirs {
+            let dir = dir.as_ref();
+            let data = Dataset::read(dir)?;
+            let here = fs::canonicalize(dir).map_err(|e| DatasetError::io(dir, e))?;
+            for (i, earlier) in out.iter().enumerate() {
+                let why = if canonical[i] == here {
+                    "the same directory".to_string()
+                } else if earlier.info == data.info {
+                    "the same run (identical run.json): one is a copy of the other".to_string()
+                } else {
+                    continue;
+                };
+                return Err(DatasetError::SameData {
+                    first: earlier.dir.clone(),
+                    second: dir.to_path_buf(),
+                    why,
+                });
+            }
+            canonical.push(here);
+            out.push(data);
+        }
+        Ok(out)
+    }
+}
+
 /// CSV if the run lists it, else Parquet if listed; a run listing neither
 /// (hand-made) is read as whichever `ops` file is present, CSV first.
 fn encoding_to_read(run: &RunDir, info: &RunInfo) -> Format {

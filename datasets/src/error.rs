@@ -38,6 +38,9 @@ pub enum DatasetError {
     #[error("`{}` already holds a run (run.json); pass --force to replace it", dir.display())]
     RunExists { dir: PathBuf },
 
+    #[error("`{}`: another tally command is writing (or has just written) a run there; give each run its own --out", dir.display())]
+    Busy { dir: PathBuf },
+
     #[error("`{}` not found: {why}", path.display())]
     MissingFile { path: PathBuf, why: String },
 
@@ -85,6 +88,16 @@ pub enum DatasetError {
 
     #[error("`{}`: {message}", path.display())]
     Inconsistent { path: PathBuf, message: String },
+
+    #[error("`{}` and `{}`: {why}; give each dataset once", first.display(), second.display())]
+    SameData {
+        first: PathBuf,
+        second: PathBuf,
+        why: String,
+    },
+
+    #[error("output `{}` is the dataset `{}` or one of its files, which this command reads; write it elsewhere", out.display(), input.display())]
+    OutputOverInput { out: PathBuf, input: PathBuf },
 
     #[error("unknown format `{0}` (expected `csv`, `parquet` or `both`)")]
     UnknownFormat(String),

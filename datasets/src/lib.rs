@@ -23,6 +23,6 @@ pub use error::{DatasetError, Location, Result};
 pub use format::Format;
 pub use ops::{OpRecord, OPS_COLUMNS};
 pub use pairs::{PairRow, PAIR_COLUMNS};
-pub use run_dir::{RunDir, TableName};
+pub use run_dir::{RunDir, TableName, WriteLock};
 pub use run_info::{RunCounts, RunInfo, SCHEMA_VERSION};
 pub use standalone::{StandaloneIndex, StandaloneRow, StandaloneTable, STANDALONE_FIXED_COLUMNS};

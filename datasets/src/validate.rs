@@ -152,7 +152,31 @@ fn check_standalone(t: &StandaloneTable, o: &Origin, known: &Known) -> Result<()
 }
 
 fn check_pairs(pairs: &[PairRow], o: &Origin, known: &Known) -> Result<()> {
+    // One measurement per kernel pair and split, either way round: a
+    // repeated row is a copy, and copies would leak across a validation
+    // split. (A kernel beside itself is measured at both 25/75 and 75/25,
+    // so its rows are keyed as written.)
+    let mut seen: HashMap<(&str, &str, u32, u32), usize> = HashMap::new();
     for (row, p) in pairs.iter().enumerate() {
+        let key = if p.op_a <= p.op_b {
+            (p.op_a.as_str(), p.op_b.as_str(), p.sm_a, p.sm_b)
+        } else {
+            (p.op_b.as_str(), p.op_a.as_str(), p.sm_b, p.sm_a)
+        };
+        if let Some(first) = seen.insert(key, row) {
+            return Err(o.value(
+                row,
+                "op_a",
+                format!(
+                    "the pair `{}` on {} SMs with `{}` on {} is measured again (first at {})",
+                    p.op_a,
+                    p.sm_a,
+                    p.op_b,
+                    p.sm_b,
+                    o.at(first)
+                ),
+            ));
+        }
         known(o, row, "op_a", &p.op_a)?;
         known(o, row, "op_b", &p.op_b)?;
         sm_count(o, row, "sm_a", p.sm_a)?;

@@ -165,6 +165,35 @@ pub fn run_policies_on(
     })
 }
 
+impl PolicyComparison {
+    /// Refuse a comparison in which no HP request of `hp` completed, alone
+    /// or under some policy, within `duration_us`: it has no latency to
+    /// report, and its zeros would read as a perfect result. (A
+    /// measurement of BE jobs alone may run with no HP request on purpose;
+    /// a `tally run` may not.)
+    pub fn require_hp_served(&self, hp: &str, duration_us: f64) -> Result<(), RunError> {
+        let who = if self.alone.requests.is_empty() {
+            Some("with the HP job alone".to_string())
+        } else {
+            self.results
+                .iter()
+                .find(|r| r.outcome.requests.is_empty())
+                .map(|r| format!("under {}", r.outcome.policy))
+        };
+        match who {
+            None => Ok(()),
+            Some(who) => Err(RunError::Input {
+                what: format!("--duration {:.3} ms", duration_us / 1e3),
+                reason: format!(
+                    "no HP request of `{hp}` completed {who} (one request alone takes {:.3} ms); \
+                     lengthen --duration, or lower the load or the HP launch cost",
+                    self.hp_request_alone_us / 1e3
+                ),
+            }),
+        }
+    }
+}
+
 /// The HP arrival times of `cfg` for `workload` (`None`: a closed loop);
 /// Poisson arrivals are scaled by one request's standalone latency.
 pub fn arrivals_for(cfg: &RunConfig, workload: &Workload) -> Result<Option<Vec<f64>>, RunError> {

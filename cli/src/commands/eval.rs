@@ -7,7 +7,7 @@ use tally_predictor::eval_output::{write_eval_dir, EvalInfo};
 use tally_predictor::{Method, Samples};
 
 use crate::args::EvalArgs;
-use crate::commands::{read_datasets, train_config};
+use crate::commands::{read_distinct_datasets, refuse_output_over, train_config};
 use crate::output::Table;
 
 pub fn run(args: &EvalArgs) -> Result<()> {
@@ -15,7 +15,10 @@ pub fn run(args: &EvalArgs) -> Result<()> {
     let mut methods = Method::learned_set(&args.method)?;
     methods.extend(Method::ALL.into_iter().filter(|m| !m.is_learned()));
     let config = train_config(&args.learner)?;
-    let datasets = read_datasets(&args.data)?;
+    if let Some(dir) = &args.out {
+        refuse_output_over(dir, &args.data)?;
+    }
+    let datasets = read_distinct_datasets(&args.data)?;
     let samples = Samples::from_datasets(&datasets)?;
     let evaluation = evaluate(&samples, &methods, &splits, &config)?;
     let rows = &evaluation.rows;

@@ -7,6 +7,7 @@ use tally_datasets::Dataset;
 use tally_profiler::orion_export::{orion_rows, write_orion_csv};
 
 use crate::args::ExportArgs;
+use crate::commands::refuse_output_over;
 
 pub fn run(args: &ExportArgs) -> Result<()> {
     if args.to != "orion" {
@@ -14,6 +15,9 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             "--to `{}` is not a format tally exports (expected orion)",
             args.to
         );
+    }
+    if let Some(out) = &args.out {
+        refuse_output_over(out, std::slice::from_ref(&args.dir))?;
     }
     let ds = Dataset::read(&args.dir)
         .with_context(|| format!("reading dataset `{}`", args.dir.display()))?;

@@ -50,6 +50,7 @@ pub fn run(args: &ImportNcuArgs) -> Result<()> {
     let model = args.model.clone().unwrap_or_else(|| file_stem(input));
     let meta = RunMeta::finished_now("ncu", 0, 0.0, started);
     let dataset = import_ncu(&report, input, &gpu, &model, meta)?;
+    let _lock = run_dir.lock_for_write()?;
     dataset
         .write(run_dir.root(), format)
         .with_context(|| format!("writing the dataset to `{}`", dir.display()))?;

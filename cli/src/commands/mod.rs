@@ -21,10 +21,10 @@ pub mod side_by_side;
 pub mod summary;
 pub mod train;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use tally_datasets::Dataset;
+use tally_datasets::{Dataset, RunDir};
 use tally_predictor::gbm::GbmParams;
 use tally_predictor::TrainConfig;
 use tally_profiler::model::ParamsOverride;
@@ -57,6 +57,21 @@ pub fn read_datasets(dirs: &[PathBuf]) -> Result<Vec<Dataset>> {
     dirs.iter()
         .map(|d| Dataset::read(d).with_context(|| format!("reading dataset `{}`", d.display())))
         .collect()
+}
+
+/// The datasets in `dirs` for learning or scoring: each at most once
+/// (`Dataset::read_distinct`).
+pub fn read_distinct_datasets(dirs: &[PathBuf]) -> Result<Vec<Dataset>> {
+    Ok(Dataset::read_distinct(dirs)?)
+}
+
+/// Refuse `out` when writing it would destroy one of the datasets `dirs`
+/// the command reads (`RunDir::refuse_as_output`).
+pub fn refuse_output_over(out: &Path, dirs: &[PathBuf]) -> Result<()> {
+    for d in dirs {
+        RunDir::new(d).refuse_as_output(out)?;
+    }
+    Ok(())
 }
 
 /// Learner flags as the predictor's training settings.

@@ -61,6 +61,7 @@ pub fn run(args: &ProfileArgs) -> Result<()> {
     let meta = RunMeta::finished_now(backend_kind.as_str(), args.seed, args.noise, started);
     let spreads = output.spreads.clone();
     let dataset = output.into_dataset(&model, &gpu, meta);
+    let _lock = run_dir.lock_for_write()?;
     dataset
         .write(run_dir.root(), format)
         .with_context(|| format!("writing the dataset to `{}`", args.out.display()))?;

@@ -259,6 +259,8 @@ pub fn run(args: &RunArgs) -> Result<()> {
         tolerance: args.tolerance,
         turnaround_ms: args.turnaround_ms,
     };
+    result.require_hp_served(&workload.hp.name, cfg.duration_us)?;
+    let _lock = run_dir.lock_for_write()?;
     write_run(&run_dir, &request, &cfg, &result, started)?;
     print_table(args, &result)
 }

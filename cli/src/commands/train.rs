@@ -9,12 +9,15 @@ use tally_predictor::train::{train, TrainRequest};
 use tally_predictor::{CounterSubset, Method};
 
 use crate::args::TrainArgs;
-use crate::commands::{read_datasets, train_config};
+use crate::commands::{read_datasets, read_distinct_datasets, refuse_output_over, train_config};
 
 pub fn run(args: &TrainArgs) -> Result<()> {
     let methods = Method::learned_set(&args.method)?;
     let config = train_config(&args.learner)?;
-    let datasets = read_datasets(&args.data)?;
+    let mut inputs = args.data.clone();
+    inputs.extend(args.counters_from.iter().cloned());
+    refuse_output_over(&args.out, &inputs)?;
+    let datasets = read_distinct_datasets(&args.data)?;
     let counters = match &args.counters_from {
         Some(dir) => CounterSubset::of_dataset(&read_datasets(std::slice::from_ref(dir))?[0]),
         None => CounterSubset::all(),

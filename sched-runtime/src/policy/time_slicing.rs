@@ -11,20 +11,23 @@ use super::{Ctx, Policy};
 use crate::error::RunError;
 use tally_gpu::GpuSpec;
 
-/// Length of a time slice, microseconds. Source: the published A100 table
-/// (`data/tally-bench-a100/`): under time-slicing the HP BERT's p99 is
-/// 11.2 ms whatever the BE job, for a 4.1 ms request: a request that
-/// arrives during a BE slice waits for it, then alternates slices with BE,
-/// so p99 ~ R + ceil(R / T) * T = 4.1 + 3 * 2 = 10.1 ms plus switches,
-/// which a 2 ms slice gives and 1 ms (6.1 ms) or 4 ms (12.1 ms, with one
-/// HP slice) bracket.
-pub const TIME_SLICE_US: f64 = 2000.0;
+/// Length of a time slice, microseconds: the driver's default timeslice of
+/// a channel group (one context's work). Source: NVIDIA's open GPU kernel
+/// modules (R580), `src/nvidia/src/kernel/gpu/fifo/arch/volta/
+/// kernel_fifo_gv100.c`, `kfifoChannelGroupGetDefaultTimeslice_GV100`
+/// ("the default timeslice (in us) for a channelgroup as defined by
+/// hardware") returns `NV_RAMRL_ENTRY_TSG_TIMESLICE_TIMEOUT_128 <<
+/// NV_RAMRL_ENTRY_TSG_TIMESLICE_SCALE_3` = 0x80 << 3 = 1024 us
+/// (`src/common/inc/swref/published/volta/gv100/dev_ram.h`), the HAL every
+/// GPU from Volta on uses; `kchangrpSetupChannelGroup` gives each new
+/// channel group this value.
+pub const TIME_SLICE_US: f64 = 1024.0;
 /// Cost of a context switch on `gpu`, microseconds: every SM's register
 /// file and shared memory (the state of the blocks compute preemption
 /// stops) written to device memory and the incoming context's read back, at
 /// the DRAM bandwidth. On a100-40gb: 108 x (256 + 164) KiB twice at 1555
-/// GB/s, 60 us; an upper bound (full occupancy). At 2 ms slices it moves a
-/// request's latency by about 3 %.
+/// GB/s, 60 us; an upper bound (full occupancy). At 1 ms slices it moves a
+/// request's latency by about 6 %.
 pub fn switch_us(gpu: &GpuSpec) -> f64 {
     let per_sm = f64::from(gpu.registers_per_sm) * 4.0 + f64::from(gpu.shared_mem_per_sm);
     let bytes = 2.0 * per_sm * f64::from(gpu.sm_count);
